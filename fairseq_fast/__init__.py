@@ -1,0 +1,16 @@
+"""fairseq_fast: faster generation for fairseq Transformer models, loaded with --user-dir.
+
+    fairseq-generate DATA --user-dir $(fairseq-fast-user-dir) --path target.pt --beam 1 \
+        --generator speculative --draft-path draft.pt --draft-len 4
+
+Importing the package applies the overrides listed in overrides.py (once).
+"""
+from fairseq_fast import overrides as _overrides
+
+_overrides.apply()
+
+from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator  # noqa: E402
+from fairseq_fast.paths import user_dir  # noqa: E402
+
+__all__ = ["SpeculativeSequenceGenerator", "user_dir"]
+__version__ = "0.1.0"

@@ -1,0 +1,114 @@
+"""Acceptance rules: given the target's scores for a window, decide what each row keeps.
+
+Terms (as in Leviathan et al. 2023 and vLLM's rejection sampler):
+    p        the target's distribution at a window position
+    q        the draft's distribution at the same position
+    drafts   d_1..d_K proposed by the draft; window position j scores the token after d_j
+             (position 0 scores d_1)
+    accepted a: the number of leading drafts kept (0..gamma)
+    next     the token at position a: the target's own choice after a rejection ("recovered"),
+             or after all gamma drafts were kept ("bonus")
+Every rule returns `Verdict(accepted [B], tokens [B, m], cum_scores [B, m])` where tokens[:, :a+1]
+are the kept drafts followed by `next`, and cum_scores are stock fairseq's cumulative float32
+scores for those tokens (what `SequenceGenerator` stores in its `scores` buffer).
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from fairseq_fast.step_rules import sampling_distribution
+
+
+@dataclass
+class Verdict:
+    accepted: Tensor  # [B] long
+    tokens: Tensor  # [B, m]
+    cum_scores: Tensor  # [B, m] float32
+
+
+def leading_true(ok: Tensor, gamma: Tensor) -> Tensor:
+    """ok [B, K] bool -> [B] number of leading True values, at most gamma [B]."""
+    k = ok.size(1)
+    ok = ok & (torch.arange(k, device=ok.device)[None, :] < gamma[:, None])
+    return ok.long().cumprod(dim=1).sum(dim=1)
+
+
+def cumulate(prev: Tensor, values: Tensor) -> Tensor:
+    """Stock's running score, one float32 add per step (not cumsum, which rounds differently)."""
+    out = torch.empty_like(values)
+    for j in range(values.size(1)):
+        prev = values[:, j] + prev
+        out[:, j] = prev
+    return out
+
+
+class GreedyAcceptance:
+    """Exact greedy: keep drafts while each equals the target's greedy token.
+
+    The target's token at each position is chosen exactly as fairseq's BeamSearch with beam 1
+    chooses it: top-2 of (log-probs + running score) in float32, first candidate. Drafts are
+    only hints, so greedy output is the target's whatever the draft proposes."""
+
+    needs_draft_probs = False
+
+    def verify(self, lprobs: Tensor, drafts: Tensor, gamma: Tensor, prev_score: Tensor,
+               q: Optional[Tensor] = None) -> Verdict:
+        """lprobs [B, K+1, V] edited target log-probs; drafts [B, K]; gamma [B]; prev_score [B]."""
+        m = lprobs.size(1)
+        k = min(2, lprobs.size(-1) - 1)
+        tokens = torch.empty(lprobs.shape[:2], dtype=torch.long, device=lprobs.device)
+        scores = torch.empty(lprobs.shape[:2], dtype=lprobs.dtype, device=lprobs.device)
+        for j in range(m):
+            top = torch.topk(lprobs[:, j] + prev_score[:, None], k=k)
+            tokens[:, j] = top.indices[:, 0]
+            prev_score = scores[:, j] = top.values[:, 0]
+        accepted = leading_true(drafts == tokens[:, : drafts.size(1)], gamma)
+        return Verdict(accepted, tokens, scores)
+
+
+class RejectionSampling:
+    """Speculative sampling: the kept tokens are distributed exactly as the target's samples.
+
+    Keep d_j with probability min(1, p_j(d_j) / q_j(d_j)); at the first rejection draw `next`
+    from norm(max(0, p - q)); if all gamma drafts are kept draw the bonus from p. p and q are the
+    target's and draft's edited log-probs warped by the same temperature / top-k / top-p."""
+
+    needs_draft_probs = True
+
+    def __init__(self, topk: int = -1, topp: float = -1.0):
+        self.topk, self.topp = topk, topp
+
+    def distribution(self, lprobs: Tensor) -> Tensor:
+        return sampling_distribution(lprobs, self.topk, self.topp)
+
+    def verify(self, lprobs: Tensor, drafts: Tensor, gamma: Tensor, prev_score: Tensor,
+               q: Optional[Tensor] = None) -> Verdict:
+        """lprobs [B, K+1, V] target; drafts [B, K]; q [B, K, V] draft distributions."""
+        bsz, kk = drafts.shape
+        p = self.distribution(lprobs)  # [B, K+1, V]
+        if kk > 0:
+            p_d = p[:, :kk].gather(2, drafts[:, :, None]).squeeze(2)
+            q_d = q.gather(2, drafts[:, :, None]).squeeze(2)
+            u = torch.rand(p_d.shape, dtype=p_d.dtype, device=p_d.device)
+            keep = u * q_d < p_d  # u < p/q without dividing by a tiny q
+            accepted = leading_true(keep, gamma)
+        else:
+            accepted = torch.zeros(bsz, dtype=torch.long, device=drafts.device)
+        rows = torch.arange(bsz, device=drafts.device)
+        p_a = p[rows, accepted]
+        rejected = accepted < gamma
+        if kk > 0:
+            q_a = q[rows, accepted.clamp(max=kk - 1)]
+            residual = (p_a - q_a).clamp(min=0)
+            total = residual.sum(-1, keepdim=True)
+            # a rejection where p - q has no positive mass has probability zero; guard rounding
+            residual = torch.where(total > 0, residual / total.clamp(min=1e-30), p_a)
+            p_a = torch.where(rejected[:, None], residual, p_a)
+        nxt = torch.multinomial(p_a, 1).squeeze(1)
+        tokens = torch.cat([drafts, drafts.new_zeros(bsz, 1)], dim=1)
+        tokens[rows, accepted] = nxt
+        # stock's score for a sampled token: log(exp(lprob)) in float32, then a running sum
+        values = lprobs.gather(2, tokens[:, :, None]).squeeze(2).exp().log()
+        return Verdict(accepted, tokens, cumulate(prev_score, values))

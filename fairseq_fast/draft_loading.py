@@ -1,0 +1,88 @@
+"""Load a draft checkpoint for a target model: once, checked, and following the target.
+
+The draft is built with the target's task, so it reads the same dictionaries. It must have been
+trained with them: if a dictionary file stands beside the draft (or in the data folder its
+checkpoint names), its symbols must equal the target's; the embedding sizes must match in any case.
+Loaded drafts are cached per target model and path, and moved to the target's device and dtype
+whenever a generator is built (so hub.cuda() / hub.half() carry the draft along).
+"""
+import logging
+import os
+import weakref
+
+import torch
+
+from fairseq_fast.errors import UserError
+
+logger = logging.getLogger(__name__)
+_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+loads = 0  # how many drafts were read from disk (tests check reuse)
+
+
+def _dictionary_files(task, draft_path, draft_cfg):
+    dirs = [os.path.dirname(os.path.abspath(draft_path))]
+    data = getattr(getattr(draft_cfg, "task", None), "data", None)
+    if data:
+        dirs.append(str(data).split(":")[0])
+    lang = getattr(getattr(task, "cfg", None), "target_lang", None) or getattr(
+        getattr(task, "args", None), "target_lang", None)
+    names = ([f"dict.{lang}.txt"] if lang else []) + ["dict.txt"]
+    for d in dirs:
+        for name in names:
+            path = os.path.join(d, name)
+            if os.path.isfile(path):
+                return path
+    return None
+
+
+def _check_dictionary(task, draft_path, draft_cfg):
+    from fairseq.data import Dictionary
+
+    path = _dictionary_files(task, draft_path, draft_cfg)
+    if path is None:
+        logger.warning("no dictionary file found beside draft %s; checking sizes only", draft_path)
+        return
+    theirs = Dictionary.load(path)
+    ours = task.target_dictionary
+    if theirs.symbols != ours.symbols:
+        diff = next((i for i, (a, b) in enumerate(zip(theirs.symbols, ours.symbols)) if a != b),
+                    min(len(theirs), len(ours)))
+        raise UserError(
+            f"draft {draft_path} uses a different target dictionary ({path}: {len(theirs)} "
+            f"symbols) than the target model ({len(ours)} symbols); first difference at index "
+            f"{diff}")
+
+
+def load_draft(task, draft_path: str, target_model: torch.nn.Module) -> torch.nn.Module:
+    global loads
+    from fairseq import checkpoint_utils
+
+    key = (os.path.abspath(draft_path), os.path.getmtime(draft_path))
+    per_target = _cache.setdefault(target_model, {})
+    draft = per_target.get(key)
+    if draft is None:
+        try:
+            state = checkpoint_utils.load_checkpoint_to_cpu(draft_path)
+        except UserError:
+            raise
+        except Exception as e:
+            raise UserError(f"cannot read draft checkpoint {draft_path}: "
+                            f"{type(e).__name__}: {str(e).splitlines()[0]}") from None
+        cfg = state.get("cfg")
+        if cfg is None:
+            raise UserError(f"{draft_path} is not a fairseq checkpoint (no 'cfg')")
+        _check_dictionary(task, draft_path, cfg)
+        try:
+            draft = task.build_model(cfg.model, from_checkpoint=True)
+            draft.load_state_dict(state["model"], strict=True, model_cfg=cfg.model)
+        except RuntimeError as e:
+            if "size mismatch" in str(e):
+                raise UserError(
+                    f"draft {draft_path} does not fit the target's dictionaries (embedding sizes "
+                    f"differ: {len(task.target_dictionary)} target symbols)") from None
+            raise
+        draft.eval()
+        per_target[key] = draft
+        loads += 1
+    param = next(target_model.parameters())
+    return draft.to(device=param.device, dtype=param.dtype)

@@ -1,0 +1,246 @@
+"""A lean forward pass for fairseq Transformer decoders: several new tokens per row, ragged rows.
+
+fairseq's incremental decoding feeds one token per call through nn.Module plumbing, string-keyed
+incremental-state dicts and a torch.cat of every layer's K/V cache per step. This module reads the
+same weights from a fairseq `TransformerDecoderBase` and computes the same function directly:
+
+    logits = LeanDecoder(decoder).forward(state, tokens)      # tokens [B, n] -> logits [B, n, V]
+
+where row b's n inputs sit at decoder positions state.lengths[b] .. + n - 1, attend causally to
+everything cached before them and to each other, and are appended to `state` (see
+decoder_state.py; rollback = lowering state.lengths).
+
+The arithmetic follows fairseq's own code step for step so that outputs match stock incremental
+decoding up to floating-point rounding of differently shaped matmuls: queries scaled before the
+dot product, attention softmax in float32 (fairseq's utils.softmax) cast back, positions
+`padding_idx + 1 + t`, embed_scale, optional layernorm_embedding / project_in/out_dim,
+pre- or post-norm, NormFormer's extra norms and head scales. Anything it cannot reproduce is
+refused in `check_supported` with a reason, never approximated.
+"""
+import math
+from typing import List, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from fairseq_fast.decoder_state import DecoderState
+from fairseq_fast.errors import UserError
+
+
+def check_supported(decoder: nn.Module) -> None:
+    """Raise UserError naming the first decoder feature the lean path does not reproduce."""
+    from fairseq.models.transformer import TransformerDecoderBase
+    from fairseq.modules.sinusoidal_positional_embedding import SinusoidalPositionalEmbedding
+    from fairseq.modules.learned_positional_embedding import LearnedPositionalEmbedding
+
+    name = type(decoder).__name__
+    if not isinstance(decoder, TransformerDecoderBase):
+        raise UserError(f"decoder {name} is not a fairseq Transformer decoder")
+    for method in ("extract_features_scriptable", "output_layer", "forward"):
+        if getattr(type(decoder), method) is not getattr(TransformerDecoderBase, method):
+            raise UserError(f"decoder {name} overrides {method}(); not supported")
+    if decoder.adaptive_softmax is not None:
+        raise UserError("decoders with adaptive softmax are not supported")
+    if decoder.cross_self_attention:
+        raise UserError("decoders with cross_self_attention are not supported")
+    pos = decoder.embed_positions
+    if pos is not None and not isinstance(
+            pos, (LearnedPositionalEmbedding, SinusoidalPositionalEmbedding)):
+        raise UserError(f"positional embedding {type(pos).__name__} is not supported")
+    for layer in decoder.layers:
+        for attn in (layer.self_attn, getattr(layer, "encoder_attn", None)):
+            if attn is None:
+                continue
+            if attn.bias_k is not None or attn.add_zero_attn:
+                raise UserError("attention with add_bias_kv / add_zero_attn is not supported")
+            if getattr(attn, "use_xformers", False) or getattr(attn, "rotary_pe", None):
+                raise UserError("xformers / rotary attention is not supported")
+            if not attn.qkv_same_dim and attn is layer.self_attn:
+                raise UserError("self-attention with kdim/vdim != embed_dim is not supported")
+
+
+def _layer_norm(module: Optional[nn.Module], x: Tensor) -> Tensor:
+    if module is None:
+        return x
+    if isinstance(module, nn.LayerNorm):
+        return F.layer_norm(x, module.normalized_shape, module.weight, module.bias, module.eps)
+    return module(x)
+
+
+def _linear(module: nn.Linear, x: Tensor) -> Tensor:
+    return F.linear(x, module.weight, module.bias)
+
+
+def _heads(x: Tensor, heads: int) -> Tensor:
+    """[B, T, E] -> [B, heads, T, E // heads]"""
+    b, t, e = x.shape
+    return x.view(b, t, heads, e // heads).transpose(1, 2)
+
+
+def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor]) -> Tensor:
+    """q [B, H, n, D] (already scaled), k/v [B, H, T, D], mask bool broadcastable to
+    [B, H, n, T] with True = masked. Returns [B, n, H * D]."""
+    scores = torch.matmul(q, k.transpose(-1, -2))
+    if mask is not None:
+        scores = scores.masked_fill(mask, float("-inf"))
+    # fairseq computes the attention softmax in float32 whatever the model's dtype
+    probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)
+    out = torch.matmul(probs, v)
+    b, h, n, d = out.shape
+    return out.transpose(1, 2).reshape(b, n, h * d)
+
+
+class LeanDecoder:
+    """Stateless view of a fairseq TransformerDecoder's weights; all state lives in DecoderState."""
+
+    def __init__(self, decoder: nn.Module):
+        check_supported(decoder)
+        self.decoder = decoder
+        self.layers = list(decoder.layers)
+        first = self.layers[0].self_attn
+        self.heads = first.num_heads
+        self.head_dim = first.head_dim
+        self.padding_idx = decoder.padding_idx
+        self.has_cross_attention = getattr(self.layers[0], "encoder_attn", None) is not None
+
+    # -- setup ------------------------------------------------------------------------------
+    def max_positions(self) -> int:
+        return self.decoder.max_positions()
+
+    def init_state(self, encoder_out: Optional[dict], batch: int, capacity: int,
+                   dtype: torch.dtype, device: torch.device) -> DecoderState:
+        """Allocate a state for `batch` rows and `capacity` decoder inputs; compute encoder K/V
+        once. encoder_out is fairseq's encoder output dict (or None for language models)."""
+        cross_k: List[Tensor] = []
+        cross_v: List[Tensor] = []
+        cross_mask = None
+        if self.has_cross_attention and encoder_out is not None:
+            enc = encoder_out["encoder_out"][0].transpose(0, 1)  # [B, S, C]
+            for layer in self.layers:
+                attn = layer.encoder_attn
+                cross_k.append(_heads(_linear(attn.k_proj, enc), attn.num_heads))
+                cross_v.append(_heads(_linear(attn.v_proj, enc), attn.num_heads))
+            pads = encoder_out["encoder_padding_mask"]
+            if len(pads) > 0 and pads[0] is not None and pads[0].any():
+                cross_mask = pads[0][:, None, None, :]
+        return DecoderState.allocate(len(self.layers), batch, self.heads, self.head_dim,
+                                     capacity, cross_k, cross_v, cross_mask, dtype, device)
+
+    # -- forward ----------------------------------------------------------------------------
+    def _positions(self, positions: Tensor) -> Optional[Tensor]:
+        """positions [B, n] (0-based decoder time steps) -> embeddings [B, n, C]"""
+        module = self.decoder.embed_positions
+        if module is None:
+            return None
+        index = positions + (module.padding_idx + 1)
+        if hasattr(module, "weights"):  # sinusoidal: grow the table as fairseq does
+            needed = int(index.max()) + 1
+            if needed > module.weights.size(0):
+                module.weights = module.get_embedding(
+                    needed, module.embedding_dim, module.padding_idx).to(module.weights)
+            table = module.weights
+        else:
+            table = module.weight
+            # only positions past the target's max length can run off the table (they are
+            # verified but never kept, or belong to a draft, whose proposals are only hints)
+            index = index.clamp(max=table.size(0) - 1)
+        return table[index]
+
+    def forward(self, state: DecoderState, tokens: Tensor) -> Tensor:
+        """tokens [B, n] -> logits [B, n, V]; appends n inputs per row to state.
+
+        Rows whose last inputs are padding fillers (ragged catch-up) still write those slots;
+        the caller then lowers state.lengths, which makes the fillers invisible."""
+        dec = self.decoder
+        bsz, n = tokens.shape
+        start = state.lengths  # [B]
+        starts = start.tolist()
+        lo, hi = min(starts), max(starts)
+        total = hi + n
+        if total > state.capacity:
+            raise RuntimeError(f"decoder state capacity {state.capacity} exceeded ({total})")
+        steps = torch.arange(n, device=tokens.device)
+        positions = start[:, None] + steps[None, :]  # [B, n]
+
+        x = dec.embed_scale * F.embedding(tokens, dec.embed_tokens.weight)
+        if dec.project_in_dim is not None:
+            x = dec.project_in_dim(x)
+        pos = self._positions(positions)
+        if pos is not None:
+            x += pos  # in place, as fairseq: keeps x's dtype when the table is float32
+        if dec.layernorm_embedding is not None:
+            x = _layer_norm(dec.layernorm_embedding, x)
+
+        # self-attention mask over key slots [0, total): key t is visible to query (b, j)
+        # iff t <= positions[b, j]
+        if lo == hi:
+            mask = None if n == 1 else (
+                torch.arange(total, device=tokens.device)[None, :] > positions[0][:, None]
+            )[None, None]
+            rows = None
+        else:
+            mask = (torch.arange(total, device=tokens.device)[None, None, :]
+                    > positions[:, :, None])[:, None]  # [B, 1, n, total]
+            rows = torch.arange(bsz, device=tokens.device)[:, None]
+
+        for i, layer in enumerate(self.layers):
+            x = self._layer(i, layer, x, state, rows, positions, lo, n, total, mask)
+
+        if dec.layer_norm is not None:
+            x = _layer_norm(dec.layer_norm, x)
+        if dec.project_out_dim is not None:
+            x = dec.project_out_dim(x)
+        state.lengths = start + n
+        return _linear(dec.output_projection, x)
+
+    def _layer(self, i, layer, x, state: DecoderState, rows, positions, lo, n, total, mask):
+        attn = layer.self_attn
+        residual = x
+        if layer.normalize_before:
+            x = _layer_norm(layer.self_attn_layer_norm, x)
+        q = _heads(_linear(attn.q_proj, x) * attn.scaling, attn.num_heads)
+        k = _heads(_linear(attn.k_proj, x), attn.num_heads)
+        v = _heads(_linear(attn.v_proj, x), attn.num_heads)
+        cache_k, cache_v = state.self_k[i], state.self_v[i]  # [B, H, capacity, D]
+        if rows is None:
+            cache_k[:, :, lo:lo + n] = k
+            cache_v[:, :, lo:lo + n] = v
+        else:  # ragged rows: scatter row b's n inputs to its own slots
+            cache_k[rows, :, positions] = k.transpose(1, 2)
+            cache_v[rows, :, positions] = v.transpose(1, 2)
+        x = _attend(q, cache_k[:, :, :total], cache_v[:, :, :total], mask)
+        x = _linear(attn.out_proj, x)
+        if layer.c_attn is not None:  # NormFormer head scales (fairseq applies them after out_proj)
+            b, t = x.shape[:2]
+            x = torch.einsum("bthd,h->bthd", x.view(b, t, layer.nh, layer.head_dim),
+                             layer.c_attn).reshape(b, t, -1)
+        x = _layer_norm(layer.attn_ln, x)
+        x = x + residual
+        if not layer.normalize_before:
+            x = _layer_norm(layer.self_attn_layer_norm, x)
+
+        if layer.encoder_attn is not None and state.cross_k:
+            cross = layer.encoder_attn
+            residual = x
+            if layer.normalize_before:
+                x = _layer_norm(layer.encoder_attn_layer_norm, x)
+            q = _heads(_linear(cross.q_proj, x) * cross.scaling, cross.num_heads)
+            x = _attend(q, state.cross_k[i], state.cross_v[i], state.cross_mask)
+            x = _linear(cross.out_proj, x) + residual
+            if not layer.normalize_before:
+                x = _layer_norm(layer.encoder_attn_layer_norm, x)
+
+        residual = x
+        if layer.normalize_before:
+            x = _layer_norm(layer.final_layer_norm, x)
+        x = layer.activation_fn(_linear(layer.fc1, x))
+        if layer.ffn_layernorm is not None:
+            x = _layer_norm(layer.ffn_layernorm, x)
+        x = _linear(layer.fc2, x)
+        if layer.w_resid is not None:
+            residual = torch.mul(layer.w_resid, residual)
+        x = x + residual
+        if not layer.normalize_before:
+            x = _layer_norm(layer.final_layer_norm, x)
+        return x

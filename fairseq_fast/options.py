@@ -1,0 +1,73 @@
+"""fairseq_fast's command-line flags, as a fairseq dataclass config.
+
+The flags join fairseq's "Generation" options in fairseq-generate and fairseq-interactive (see
+overrides.py for how). The hub passes the same names as keyword arguments:
+`model.translate(text, generator="speculative", draft_path="draft.pt", draft_len=4)`.
+"""
+import os
+from dataclasses import dataclass, field, fields
+from typing import Optional
+
+from fairseq.dataclass import FairseqDataclass
+
+from fairseq_fast.errors import UserError
+
+GENERATORS = ("default", "speculative")
+
+
+@dataclass
+class FastGenerationConfig(FairseqDataclass):
+    generator: str = field(default="default", metadata={
+        "help": "sequence generator: 'default' (fairseq's own) or 'speculative' (a draft model "
+                "proposes --draft-len tokens, the --path model verifies them in one pass; greedy "
+                "output identical to default, sampling exactly the --path model's distribution)"})
+    draft_path: Optional[str] = field(default=None, metadata={
+        "help": "draft model checkpoint for --generator speculative; it must share the target "
+                "model's dictionaries"})
+    draft_len: int = field(default=4, metadata={
+        "help": "tokens the draft proposes per verification pass (gamma)"})
+    adaptive_draft_len: bool = field(default=False, metadata={
+        "help": "choose each sentence's draft length from its running acceptance rate, "
+                "between 1 and 2 x --draft-len"})
+
+
+NAMES = tuple(f.name for f in fields(FastGenerationConfig) if not f.name.startswith("_"))
+DEFAULTS = FastGenerationConfig()
+
+# values given on the command line of this process (set by overrides.parse_args_and_arch)
+_cli_values: dict = {}
+
+
+def remember_cli(args) -> None:
+    _cli_values.clear()
+    _cli_values.update({n: getattr(args, n) for n in NAMES if hasattr(args, n)})
+
+
+def resolve(gen_args) -> FastGenerationConfig:
+    """Our options for one build_generator call: keyword arguments the hub put on the
+    generation config win, then this process's command line, then defaults."""
+    values = {}
+    for name in NAMES:
+        given = getattr(gen_args, name, None) if gen_args is not None else None
+        if given is None:
+            given = _cli_values.get(name)
+        values[name] = getattr(DEFAULTS, name) if given is None else given
+    cfg = FastGenerationConfig(**values)
+    validate(cfg)
+    return cfg
+
+
+def validate(cfg: FastGenerationConfig) -> None:
+    if cfg.generator not in GENERATORS:
+        raise UserError(f"unknown --generator {cfg.generator!r}; choose from "
+                        + ", ".join(GENERATORS))
+    if cfg.generator == "default":
+        return
+    if not cfg.draft_path:
+        raise UserError(f"--generator {cfg.generator} needs --draft-path DRAFT.pt")
+    if not os.path.isfile(cfg.draft_path):
+        raise UserError(f"--draft-path {cfg.draft_path}: no such file")
+    if not os.access(cfg.draft_path, os.R_OK):
+        raise UserError(f"--draft-path {cfg.draft_path}: not readable")
+    if int(cfg.draft_len) < 1:
+        raise UserError(f"--draft-len must be >= 1 (got {cfg.draft_len})")

@@ -1,0 +1,159 @@
+"""Every change the plugin makes to fairseq, in one place.
+
+Loading the plugin (--user-dir, `import fairseq_fast`, or the hub's user_dir=) applies the
+overrides below once. Each replaces an attribute that fairseq looks up at call time (a module
+function called through its module, or a class method), so the order in which modules were
+imported does not matter. Each keeps the original as `__wrapped__` and can be switched off before
+the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
+
+    name               replaces                                   effect
+    generation_flags   fairseq.options.add_generation_args        adds --generator, --draft-path,
+                                                                  --draft-len, --adaptive-draft-len
+    remember_flags     fairseq.options.parse_args_and_arch        checks those flags (one-line
+                                                                  errors) and keeps their values
+    build_generator    FairseqTask.build_generator                --generator speculative builds
+                                                                  SpeculativeSequenceGenerator
+    safe_checkpoints   fairseq.checkpoint_utils.                  weights_only loading with an
+                       load_checkpoint_to_cpu                     allowlist (checkpoints.py)
+    user_errors        sys.excepthook                             UserError -> one line, exit 2
+"""
+import atexit
+import logging
+import os
+import sys
+
+from fairseq_fast import checkpoints, errors, options
+from fairseq_fast.errors import UserError
+
+logger = logging.getLogger("fairseq_fast")
+OFF_ENV = "FAIRSEQ_FAST_OFF"
+applied = {}
+
+
+def _off(name: str) -> bool:
+    off = {x.strip() for x in os.environ.get(OFF_ENV, "").split(",")}
+    return name in off or "all" in off
+
+
+def _replace(owner, attr: str, make_new, name: str) -> None:
+    if name in applied or _off(name):
+        return
+    original = getattr(owner, attr)
+    new = make_new(original)
+    new.__wrapped__ = original
+    setattr(owner, attr, new)
+    applied[name] = (owner, attr, original)
+
+
+# -- command line ---------------------------------------------------------------------------
+def _add_generation_args(original):
+    def add_generation_args(parser):
+        group = original(parser)
+        from fairseq.dataclass.utils import gen_parser_from_dataclass
+
+        ours = parser.add_argument_group("fairseq_fast (speculative decoding)")
+        gen_parser_from_dataclass(ours, options.FastGenerationConfig())
+        return group
+
+    return add_generation_args
+
+
+def _parse_args_and_arch(original):
+    def parse_args_and_arch(parser, *args, **kwargs):
+        parsed = original(parser, *args, **kwargs)
+        if hasattr(parsed, "generator"):
+            options.remember_cli(parsed)
+            cfg = options.resolve(parsed)
+            if cfg.generator != "default":
+                check_generation_args(parsed, cfg)
+                from fairseq.tasks import TASK_REGISTRY, FairseqTask
+
+                task_cls = TASK_REGISTRY.get(getattr(parsed, "task", None))
+                if task_cls is not None and task_cls.build_generator is not \
+                        FairseqTask.build_generator:
+                    raise UserError(f"--generator {cfg.generator} is not supported for task "
+                                    f"{parsed.task} (it builds its own generator)")
+        return parsed
+
+    return parse_args_and_arch
+
+
+# -- generator choice ------------------------------------------------------------------------
+def check_generation_args(args, cfg, extra_gen_cls_kwargs=None, prefix_allowed_tokens_fn=None):
+    """Refuse, with one line, every generation option the speculative generator cannot honour."""
+    g = lambda name, default=None: getattr(args, name, default)  # noqa: E731
+    name = f"--generator {cfg.generator}"
+    if g("beam", 5) != 1:
+        raise UserError(f"{name} needs --beam 1 (got --beam {g('beam')})")
+    if g("nbest", 1) != 1:
+        raise UserError(f"{name} supports --nbest 1 only (got {g('nbest')})")
+    refused = [
+        (g("constraints"), "--constraints"),
+        ((g("diverse_beam_groups", -1) or -1) > 0, "--diverse-beam-groups"),
+        ((g("diversity_rate", -1) or -1) > -1, "--diversity-rate"),
+        (g("match_source_len", False), "--match-source-len"),
+        (g("print_alignment"), "--print-alignment"),
+        (g("score_reference", False), "--score-reference"),
+        (g("lm_path"), "--lm-path (LM fusion)"),
+        (extra_gen_cls_kwargs and extra_gen_cls_kwargs.get("lm_model") is not None, "LM fusion"),
+        (prefix_allowed_tokens_fn is not None, "prefix_allowed_tokens_fn"),
+        (len(g("path", "").split(os.pathsep)) > 1 if g("path") else False, "an ensemble in --path"),
+        ((g("temperature", 1.0) or 1.0) <= 0, "--temperature <= 0"),
+    ]
+    for bad, what in refused:
+        if bad:
+            raise UserError(f"{name} does not support {what}")
+
+
+def _build_generator(original):
+    def build_generator(self, models, args, seq_gen_cls=None, extra_gen_cls_kwargs=None,
+                        prefix_allowed_tokens_fn=None):
+        cfg = options.resolve(args)
+        if cfg.generator == "default" or seq_gen_cls is not None:
+            return original(self, models, args, seq_gen_cls=seq_gen_cls,
+                            extra_gen_cls_kwargs=extra_gen_cls_kwargs,
+                            prefix_allowed_tokens_fn=prefix_allowed_tokens_fn)
+        check_generation_args(args, cfg, extra_gen_cls_kwargs, prefix_allowed_tokens_fn)
+        return build_speculative(self, models, args, cfg)
+
+    return build_generator
+
+
+def build_speculative(task, models, args, cfg):
+    from fairseq_fast.draft_loading import load_draft
+    from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
+
+    models = list(models)
+    if len(models) != 1:
+        raise UserError(f"--generator {cfg.generator} takes one model in --path, got {len(models)}")
+    g = lambda name, default: getattr(args, name, default)  # noqa: E731
+    draft = load_draft(task, cfg.draft_path, models[0])
+    generator = SpeculativeSequenceGenerator(
+        models, task.target_dictionary, draft_model=draft, draft_len=int(cfg.draft_len),
+        adaptive_draft_len=bool(cfg.adaptive_draft_len), beam_size=g("beam", 5),
+        max_len_a=g("max_len_a", 0), max_len_b=g("max_len_b", 200), min_len=g("min_len", 1),
+        normalize_scores=not g("unnormalized", False), len_penalty=g("lenpen", 1),
+        unk_penalty=g("unkpen", 0), temperature=g("temperature", 1.0),
+        sampling=g("sampling", False), sampling_topk=g("sampling_topk", -1),
+        sampling_topp=g("sampling_topp", -1.0), no_repeat_ngram_size=g("no_repeat_ngram_size", 0))
+    if options._cli_values:  # a command-line run: print the summary beside fairseq's at exit
+        atexit.register(lambda: logger.info(generator.stats.summary()))
+    return generator
+
+
+# -- apply --------------------------------------------------------------------------------------
+def apply() -> None:
+    from fairseq import checkpoint_utils
+    from fairseq import options as fairseq_options
+    from fairseq.tasks import FairseqTask
+
+    _replace(fairseq_options, "add_generation_args", _add_generation_args, "generation_flags")
+    _replace(fairseq_options, "parse_args_and_arch", _parse_args_and_arch, "remember_flags")
+    _replace(FairseqTask, "build_generator", _build_generator, "build_generator")
+    if not _off("safe_checkpoints") and "safe_checkpoints" not in applied:
+        checkpoints.allow_fairseq_types()
+    _replace(checkpoint_utils, "load_checkpoint_to_cpu", checkpoints.guarded_load,
+             "safe_checkpoints")
+    if not _off("user_errors"):
+        errors.install_excepthook()
+        applied["user_errors"] = (sys, "excepthook", None)

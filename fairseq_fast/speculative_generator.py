@@ -1,0 +1,259 @@
+"""SpeculativeSequenceGenerator: draft proposes, target verifies K tokens in one pass.
+
+    generator = SpeculativeSequenceGenerator([target], tgt_dict, draft_model=draft, draft_len=4)
+    hypos = generator.generate([target], sample)     # same API and output format as fairseq's
+
+One round, for every unfinished row of the batch at once:
+    propose  the draft writes K guesses after each row's committed tokens
+    verify   the target reads [last committed token, d_1 .. d_K] in ONE forward pass and scores
+             K+1 positions; an acceptance rule (acceptance.py) keeps a prefix of the guesses
+             plus one token of the target's own
+    commit   rows advance by their own kept length; caches roll back by length; rows that
+             emitted EOS are finalised and leave the batch (finished rows cost nothing)
+
+Greedy output (beam 1) is token for token what fairseq's SequenceGenerator produces with the
+target alone; scores and positional scores are the target's, computed as stock computes them.
+Sampling output has exactly the target's distribution (rejection sampling).
+"""
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import torch
+from torch import Tensor, nn
+
+from fairseq_fast.acceptance import GreedyAcceptance, RejectionSampling
+from fairseq_fast.errors import UserError
+from fairseq_fast.lean_decoder import LeanDecoder
+from fairseq_fast.proposer import DraftModelProposer
+from fairseq_fast.step_rules import StepRules
+
+
+@dataclass
+class SpecStats:
+    """Counters over a generator's lifetime (summed over batches)."""
+    target_calls: int = 0  # verify passes (each serves every unfinished row of a batch)
+    draft_calls: int = 0  # draft decoder passes
+    row_rounds: int = 0  # (row, verify pass) pairs
+    proposed: int = 0  # draft tokens offered for verification (sum of per-row gamma)
+    accepted: int = 0  # draft tokens kept
+    committed: int = 0  # tokens written (kept drafts + the target's own), EOS included
+    sentences: int = 0
+
+    @property
+    def alpha(self) -> float:
+        return self.accepted / max(self.proposed, 1)
+
+    @property
+    def tokens_per_target_call(self) -> float:
+        return self.committed / max(self.row_rounds, 1)
+
+    def summary(self) -> str:
+        return (f"speculative decoding: {self.sentences} sentences, target calls "
+                f"{self.target_calls}, draft calls {self.draft_calls}, mean accepted tokens per "
+                f"target call {self.tokens_per_target_call:.2f}, acceptance rate alpha "
+                f"{self.alpha:.3f}")
+
+
+class AdaptiveDraftLength:
+    """Per-row gamma from an estimate of that row's acceptance rate.
+
+    HF's heuristic (+2 after a fully kept window, -1 otherwise) reacts to the last round only. Here
+    each row keeps a running estimate of its per-token acceptance rate alpha (kept / (kept +
+    rejections), exponentially weighted) and picks the gamma that maximises the expected tokens
+    per unit of time, (1 - alpha^(g+1)) / ((1 - alpha) (g c + 1)), with c the measured cost of
+    a draft step relative to a verify pass."""
+
+    def __init__(self, initial: int, maximum: int, cost_ratio: float, decay: float = 0.6):
+        self.initial, self.maximum, self.decay = initial, maximum, decay
+        self.cost_ratio = cost_ratio
+        self.candidates = torch.arange(1, maximum + 1, dtype=torch.float64)
+
+    def start(self, batch: int, device) -> Tensor:
+        self.alpha = torch.full((batch,), 0.7, dtype=torch.float64, device=device)
+        return torch.full((batch,), self.initial, dtype=torch.long, device=device)
+
+    def update(self, gamma: Tensor, accepted: Tensor) -> Tensor:
+        rejected = (accepted < gamma).double()
+        observed = accepted.double() / (accepted.double() + rejected).clamp(min=1)
+        self.alpha = self.decay * self.alpha + (1 - self.decay) * observed
+        a = self.alpha.clamp(1e-3, 1 - 1e-3)[:, None]
+        g = self.candidates.to(a.device)[None, :]
+        gain = (1 - a ** (g + 1)) / ((1 - a) * (g * self.cost_ratio + 1))
+        return gain.argmax(dim=1) + 1
+
+    def select_rows(self, rows: Tensor) -> None:
+        self.alpha = self.alpha.index_select(0, rows)
+
+
+def step_cost(decoder: nn.Module) -> float:
+    """Relative cost of one decoder step: a fixed overhead per layer (kernel launches and Python,
+    which dominate small models) plus the multiply-adds of its weights, in units of one
+    1024 x 1024 matmul."""
+    per_layer_overhead = 0.5
+    weights = sum(p.numel() for p in decoder.parameters()) - decoder.embed_tokens.weight.numel()
+    return len(decoder.layers) * per_layer_overhead + weights / 2 ** 20
+
+
+class SpeculativeSequenceGenerator(nn.Module):
+    def __init__(self, models, tgt_dict, draft_model, draft_len: int = 4,
+                 adaptive_draft_len: bool = False, beam_size: int = 1, max_len_a: float = 0,
+                 max_len_b: int = 200, max_len: int = 0, min_len: int = 1,
+                 normalize_scores: bool = True, len_penalty: float = 1.0,
+                 unk_penalty: float = 0.0, temperature: float = 1.0, sampling: bool = False,
+                 sampling_topk: int = -1, sampling_topp: float = -1.0,
+                 no_repeat_ngram_size: int = 0, eos: Optional[int] = None, **unsupported):
+        super().__init__()
+        models = list(models)
+        if len(models) != 1:
+            raise UserError("speculative decoding takes one target model in --path, "
+                            f"got an ensemble of {len(models)}")
+        if beam_size != 1:
+            raise UserError(f"speculative decoding needs --beam 1 (got --beam {beam_size})")
+        if draft_len < 1:
+            raise UserError(f"--draft-len must be >= 1 (got {draft_len})")
+        if temperature <= 0:
+            raise UserError(f"--temperature must be > 0 (got {temperature})")
+        for name, value in unsupported.items():
+            if value not in (None, False, 0, -1, 1.0, "", ()):
+                raise UserError(f"speculative decoding does not support {name}={value!r}")
+        self.model = models[0]
+        self.draft_model = draft_model
+        self.target = LeanDecoder(self.model.decoder)
+        self.tgt_dict = tgt_dict
+        self.pad, self.unk = tgt_dict.pad(), tgt_dict.unk()
+        self.eos = tgt_dict.eos() if eos is None else eos
+        self.vocab_size = len(tgt_dict)
+        self.draft_len = draft_len
+        self.adaptive = None
+        if adaptive_draft_len:
+            ratio = step_cost(draft_model.decoder) / step_cost(self.model.decoder)
+            self.adaptive = AdaptiveDraftLength(draft_len, 2 * draft_len, min(ratio, 1.0))
+        self.max_len_a, self.max_len_b = max_len_a, max_len_b
+        self.max_len = max_len or self.model.max_decoder_positions()
+        self.normalize_scores, self.len_penalty = normalize_scores, len_penalty
+        self.rules = StepRules(pad=self.pad, unk=self.unk, eos=self.eos, min_len=min_len,
+                               unk_penalty=unk_penalty, temperature=temperature,
+                               no_repeat_ngram_size=no_repeat_ngram_size)
+        self.acceptance = (RejectionSampling(sampling_topk, sampling_topp) if sampling
+                           else GreedyAcceptance())
+        self.proposer = DraftModelProposer(
+            draft_model, self.rules, self.acceptance if sampling else None)
+        self.stats = SpecStats()
+        self.model.eval()
+        self.draft_model.eval()
+
+    def cuda(self):
+        self.model.cuda()
+        self.draft_model.cuda()
+        return self
+
+    @torch.no_grad()
+    def forward(self, sample, prefix_tokens=None, bos_token=None):
+        return self._generate(sample, prefix_tokens, bos_token=bos_token)
+
+    @torch.no_grad()
+    def generate(self, models, sample: Dict[str, Dict[str, Tensor]], **kwargs):
+        if kwargs.get("constraints") is not None:
+            raise UserError("speculative decoding does not support lexical constraints")
+        return self._generate(sample, kwargs.get("prefix_tokens"), kwargs.get("bos_token"))
+
+    # -- the loop -----------------------------------------------------------------------------
+    def _generate(self, sample, prefix_tokens: Optional[Tensor] = None,
+                  bos_token: Optional[int] = None) -> List[List[Dict[str, Tensor]]]:
+        net_input = sample["net_input"]
+        src_tokens = net_input["src_tokens"]
+        bsz, src_len = src_tokens.shape[:2]
+        device = src_tokens.device
+        self.rules.max_len = max_len = min(int(self.max_len_a * src_len + self.max_len_b),
+                                           self.max_len - 1)
+        if self.rules.min_len > max_len:
+            raise UserError("min_len cannot be larger than max_len, please adjust these!")
+        k_max = self.adaptive.maximum if self.adaptive else self.draft_len
+        length = max_len + k_max + 2
+        tokens = torch.full((bsz, length), self.pad, dtype=torch.long, device=device)
+        tokens[:, 0] = self.eos if bos_token is None else bos_token
+        cum = torch.zeros(bsz, length, dtype=torch.float32, device=device)
+        n_tokens = torch.ones(bsz, dtype=torch.long, device=device)
+        gamma = (self.adaptive.start(bsz, device) if self.adaptive
+                 else torch.full((bsz,), self.draft_len, dtype=torch.long, device=device))
+        prefix = prefix_tokens
+        ids = torch.arange(bsz, device=device)  # original row of each batch row
+        finalized: List[List[Dict[str, Tensor]]] = [[] for _ in range(bsz)]
+
+        encoder_out = None
+        if getattr(self.model, "encoder", None) is not None:
+            encoder_out = self.model.encoder.forward_torchscript(net_input)
+        param = next(self.model.parameters())
+        target = self.target.init_state(encoder_out, bsz, length, param.dtype, param.device)
+        self.proposer.start(net_input, bsz, length)
+        self.stats.sentences += bsz
+
+        while ids.numel() > 0:
+            k = int(gamma.max())
+            drafts, q = self.proposer.propose(tokens, n_tokens, k, prefix)
+            window = (n_tokens - 1)[:, None] + torch.arange(k + 1, device=device)[None, :]
+            logits = self.target.forward(target, tokens.gather(1, window))
+            lprobs = self.rules.log_probs(self.model, logits, window, tokens, prefix)
+            prev = cum.gather(1, (n_tokens - 1)[:, None]).squeeze(1)
+            verdict = self.acceptance.verify(lprobs, drafts, gamma, prev, q)
+
+            # commit: row b keeps verdict.tokens[b, :accepted+1], cut after its first EOS; a
+            # row reaching max_len ends there even if every score is -inf (n-gram blocking can
+            # ban EOS too; stock fairseq fails an assertion in that case)
+            keep = verdict.accepted + 1
+            pos = torch.arange(k + 1, device=device)[None, :]
+            is_eos = ((verdict.tokens == self.eos) | (window >= max_len)) & (pos < keep[:, None])
+            verdict.tokens.masked_fill_(window >= max_len, self.eos)
+            has_eos = is_eos.any(dim=1)
+            keep = torch.where(has_eos, is_eos.long().argmax(dim=1) + 1, keep)
+            write = pos < keep[:, None]
+            dest = torch.where(write, n_tokens[:, None] + pos, torch.zeros_like(window))
+            tokens.scatter_(1, dest, torch.where(write, verdict.tokens, tokens.gather(1, dest)))
+            cum.scatter_(1, dest, torch.where(write, verdict.cum_scores, cum.gather(1, dest)))
+            n_tokens = n_tokens + keep
+            self._count(k, gamma, verdict.accepted, keep, ids.numel())
+            if self.adaptive:
+                gamma = self.adaptive.update(gamma, verdict.accepted)
+
+            target.rollback_to(n_tokens - 1)
+            self.proposer.rollback(n_tokens)
+            if bool(has_eos.any()):
+                done = has_eos.nonzero().squeeze(1).tolist()
+                for row in done:
+                    finalized[int(ids[row])].append(
+                        self._finalize(tokens[row], cum[row], int(n_tokens[row])))
+                alive = (~has_eos).nonzero().squeeze(1)
+                ids, tokens, cum, n_tokens, gamma = (
+                    t.index_select(0, alive) for t in (ids, tokens, cum, n_tokens, gamma))
+                if prefix is not None:
+                    prefix = prefix.index_select(0, alive)
+                target.select_rows(alive)
+                self.proposer.select_rows(alive)
+                if self.adaptive:
+                    self.adaptive.select_rows(alive)
+        return finalized
+
+    def _count(self, k, gamma, accepted, keep, rows) -> None:
+        s = self.stats
+        s.target_calls += 1
+        s.draft_calls += k
+        s.row_rounds += rows
+        s.proposed += int(gamma.sum())
+        s.accepted += int(accepted.sum())
+        s.committed += int(keep.sum())
+
+    def _finalize(self, tokens: Tensor, cum: Tensor, n: int) -> Dict[str, Tensor]:
+        """A finished row: tokens[1:n] ends with EOS at step n - 2 (stock's finalize_hypos)."""
+        step = n - 2
+        pos_scores = cum[1:n].clone()
+        pos_scores[1:] = pos_scores[1:] - pos_scores[:-1]
+        score = cum[n - 1].clone()
+        if self.normalize_scores:
+            score /= (step + 1) ** self.len_penalty
+        return {
+            "tokens": tokens[1:n].clone(),
+            "score": score,
+            "attention": torch.empty(0),
+            "alignment": torch.empty(0),
+            "positional_scores": pos_scores,
+        }

@@ -1,0 +1,80 @@
+"""What stock fairseq does to a step's scores before choosing a token, for many positions at once.
+
+`SequenceGenerator._generate` turns the decoder output of step s into log-probs and edits them, in
+this order: temperature, log_softmax in float32, NaN -> -inf, pad -> -inf, unk penalty, only EOS
+at s >= max_len, forced prefix tokens (and, outside the prefix, no EOS before min_len), n-gram
+blocking. `StepRules.log_probs` does the same for logits [B, m, V] whose positions have their own
+steps [B, m] (a verify pass covers m consecutive steps of each row; rows are at different steps).
+
+`sampling_distribution` is `search.Sampling`'s top-p / top-k truncation as an explicit,
+normalised distribution, so the target (p) and the draft (q) are warped the same way.
+"""
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from fairseq_fast.ngram_blocker import block_repeated_ngrams
+
+
+@dataclass
+class StepRules:
+    pad: int
+    unk: int
+    eos: int
+    max_len: int = 200
+    min_len: int = 1
+    unk_penalty: float = 0.0
+    temperature: float = 1.0
+    no_repeat_ngram_size: int = 0
+
+    def log_probs(self, model, logits: Tensor, steps: Tensor, tokens: Tensor,
+                  prefix: Optional[Tensor]) -> Tensor:
+        """logits [B, m, V] (model dtype) at steps [B, m] -> edited float32 log-probs [B, m, V].
+
+        tokens [B, L] holds each row's tokens (BOS at 0) including the ones being verified;
+        prefix [B, P] forced tokens (pad = not forced) or None."""
+        if self.temperature != 1.0:
+            logits = logits / self.temperature
+        lprobs = model.get_normalized_probs((logits, None), log_probs=True, sample=None)
+        lprobs = lprobs.masked_fill(lprobs != lprobs, -math.inf)
+        lprobs[:, :, self.pad] = -math.inf
+        lprobs[:, :, self.unk] -= self.unk_penalty
+        vocab = torch.arange(lprobs.size(-1), device=lprobs.device)
+        at_max = steps >= self.max_len  # [B, m]
+        lprobs = lprobs.masked_fill(at_max[:, :, None] & (vocab != self.eos), -math.inf)
+        if prefix is not None:
+            in_zone = (steps < prefix.size(1)) & (steps < self.max_len)
+            forced = prefix.gather(1, steps.clamp(max=prefix.size(1) - 1))  # [B, m]
+            is_forced = in_zone & forced.ne(self.pad)
+            keep = vocab == forced[:, :, None]
+            lprobs = lprobs.masked_fill(is_forced[:, :, None] & ~keep, -math.inf)
+        else:
+            in_zone = torch.zeros_like(at_max)
+        no_eos = (steps < self.min_len) & ~in_zone
+        lprobs[:, :, self.eos] = lprobs[:, :, self.eos].masked_fill(no_eos, -math.inf)
+        if self.no_repeat_ngram_size > 0:
+            lprobs = block_repeated_ngrams(lprobs, tokens, steps, self.no_repeat_ngram_size)
+        return lprobs
+
+
+def sampling_distribution(lprobs: Tensor, topk: int = -1, topp: float = -1.0) -> Tensor:
+    """Edited log-probs [..., V] -> the distribution search.Sampling draws from, normalised.
+
+    Same rule and same arithmetic as fairseq: top-p (if > 0) keeps the most probable tokens while
+    their cumulative probability is < p plus one more; else top-k (if > 0) keeps the k best."""
+    probs = lprobs.exp()
+    if topp > 0:
+        sorted_probs, order = probs.sort(descending=True)
+        mask = sorted_probs.cumsum(dim=-1).lt(topp)
+        last = mask.cumsum(dim=-1)[..., -1:].clamp(0, mask.size(-1) - 1)
+        mask = mask.scatter(-1, last, True)
+        keep = torch.zeros_like(mask).scatter(-1, order, mask)
+        probs = probs.masked_fill(~keep, 0.0)
+    elif topk > 0:
+        kth = lprobs.topk(topk, dim=-1).indices
+        keep = torch.zeros_like(probs, dtype=torch.bool).scatter(-1, kth, True)
+        probs = probs.masked_fill(~keep, 0.0)
+    return probs / probs.sum(-1, keepdim=True)

@@ -1,0 +1,192 @@
+"""The plugin in the real command-line tools, on a tiny pair trained with fairseq-train.
+
+Stock runs get TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 (fairseq 0.12 cannot load its own checkpoints on
+torch >= 2.6 otherwise); plugin runs get nothing: the plugin's allowlist loads them.
+
+In float32 the verify pass multiplies several positions at once, so scores can differ from stock's
+one-position steps in the last digits (~1e-7 relative); hypotheses must be identical and scores
+equal to 1e-4.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import fairseq_fast
+
+BIN = os.path.dirname(sys.executable)
+USER_DIR = fairseq_fast.user_dir()
+
+
+def run(tool, args, plugin=True, stdin=None, env=None):
+    full_env = dict(os.environ)
+    full_env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
+    if not plugin:
+        full_env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
+    full_env.update(env or {})
+    cmd = [os.path.join(BIN, tool)] + (["--user-dir", USER_DIR] if plugin else []) + args
+    return subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=full_env,
+                          timeout=300)
+
+
+def hypotheses(stdout):
+    """{id: (score, text)} from H- lines."""
+    out = {}
+    for line in stdout.splitlines():
+        if line.startswith("H-"):
+            ident, score, text = line.split("\t")
+            out[ident] = (float(score), text)
+    return out
+
+
+def assert_same(stock, plugin):
+    assert stock.returncode == 0, stock.stderr[-2000:]
+    assert plugin.returncode == 0, plugin.stderr[-2000:]
+    want, got = hypotheses(stock.stdout), hypotheses(plugin.stdout)
+    assert want and want.keys() == got.keys()
+    for k in want:
+        assert got[k][1] == want[k][1], k
+        assert abs(got[k][0] - want[k][0]) <= 1e-4 * max(1.0, abs(want[k][0])), k
+
+
+def generate_args(pair, *extra):
+    return [os.path.join(pair, "data-bin"), "--path", os.path.join(pair, "target.pt"),
+            "--gen-subset", "test", "--beam", "1", *extra]
+
+
+SPEC = lambda pair, *extra: ["--generator", "speculative", "--draft-path",  # noqa: E731
+                             os.path.join(pair, "draft.pt"), *extra]
+
+
+@pytest.mark.parametrize("extra,ours", [
+    (["--batch-size", "1"], []),
+    (["--batch-size", "16"], ["--draft-len", "3"]),
+    (["--batch-size", "7", "--max-len-b", "6", "--min-len", "2"], ["--adaptive-draft-len"]),
+    (["--batch-size", "5", "--prefix-size", "1", "--unkpen", "0.5"], ["--draft-len", "6"]),
+])
+def test_generate_matches_stock(tiny_pair, extra, ours):
+    stock = run("fairseq-generate", generate_args(tiny_pair, *extra), plugin=False)
+    plugin = run("fairseq-generate", generate_args(tiny_pair, *extra) + SPEC(tiny_pair, *ours))
+    assert_same(stock, plugin)
+    log = plugin.stdout + plugin.stderr
+    translated = re.search(r"Translated (\d+) sentences", log).group(1)
+    assert f"speculative decoding: {translated} sentences, target calls" in log
+
+
+def test_interactive_matches_stock(tiny_pair):
+    with open(os.path.join(tiny_pair, "raw", "test.src")) as f:
+        text = "".join(f.readlines()[:12])
+    args = [os.path.join(tiny_pair, "data-bin"), "--path", os.path.join(tiny_pair, "target.pt"),
+            "--beam", "1", "--source-lang", "src", "--target-lang", "tgt", "--buffer-size", "4",
+            "--batch-size", "4"]
+    stock = run("fairseq-interactive", args, plugin=False, stdin=text)
+    plugin = run("fairseq-interactive", args + SPEC(tiny_pair), stdin=text)
+    assert_same(stock, plugin)
+    assert len(hypotheses(plugin.stdout)) == 12
+
+
+def test_eval_lm_loads_plugin():
+    result = run("fairseq-eval-lm", ["--help"])
+    assert result.returncode == 0, result.stderr
+
+
+def test_user_dir_command_prints_package_folder():
+    out = subprocess.run([os.path.join(BIN, "fairseq-fast-user-dir")], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert os.path.isfile(os.path.join(out, "__init__.py"))
+    assert os.path.basename(out) == "fairseq_fast"
+
+
+def assert_one_line_error(result, *needles):
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    ours = [l for l in result.stderr.splitlines() if l.startswith("fairseq_fast: error:")]
+    assert len(ours) == 1, result.stderr[-3000:]
+    assert result.stderr.rstrip().splitlines()[-1] == ours[0]
+    for needle in needles:
+        assert needle in ours[0], ours[0]
+
+
+@pytest.fixture(scope="module")
+def bad_drafts(tiny_pair, tmp_path_factory):
+    """Drafts that must be refused: other dictionary contents, other vocabulary size, garbage."""
+    root = tmp_path_factory.mktemp("bad")
+    data = os.path.join(tiny_pair, "data-bin")
+    # same size, different symbols (as if trained on another corpus)
+    other = root / "other_dict"
+    other.mkdir()
+    shutil.copy(os.path.join(tiny_pair, "draft.pt"), other / "draft.pt")
+    lines = open(os.path.join(data, "dict.tgt.txt")).read().splitlines()
+    lines[0], lines[1] = lines[1], lines[0]
+    (other / "dict.tgt.txt").write_text("\n".join(lines) + "\n")
+    # different vocabulary size, no dictionary file beside it
+    state = torch.load(os.path.join(tiny_pair, "draft.pt"), weights_only=False)
+    for key in list(state["model"]):
+        if key.endswith("embed_tokens.weight") and key.startswith("decoder"):
+            w = state["model"][key]
+            state["model"][key] = torch.cat([w, w[:3]])
+    state["cfg"]["task"]["data"] = str(root / "nowhere")
+    torch.save(state, root / "bigger_vocab.pt")
+    (root / "garbage.pt").write_bytes(b"this is not a checkpoint")
+    return root
+
+
+@pytest.mark.parametrize("case,needles", [
+    (["--draft-path", "/nonexistent/draft.pt"], ["no such file"]),
+    (["--draft-len", "0"], ["--draft-len must be >= 1"]),
+    (["--generator", "bogus"], ["unknown --generator 'bogus'"]),
+    (["--beam", "5"], ["--beam 1"]),
+    (["--nbest", "2", "--beam", "1"], ["--nbest 1"]),
+    (["--match-source-len"], ["--match-source-len"]),
+    (["--diverse-beam-groups", "2"], ["--diverse-beam-groups"]),
+    (["--print-alignment"], ["--print-alignment"]),
+    (["--constraints"], ["--constraints"]),
+])
+def test_bad_flags_fail_with_one_line(tiny_pair, case, needles):
+    args = generate_args(tiny_pair) + SPEC(tiny_pair) + case
+    assert_one_line_error(run("fairseq-generate", args), *needles)
+
+
+def test_draft_without_path(tiny_pair):
+    args = generate_args(tiny_pair) + ["--generator", "speculative"]
+    assert_one_line_error(run("fairseq-generate", args), "--draft-path")
+
+
+def test_ensemble_refused(tiny_pair):
+    target = os.path.join(tiny_pair, "target.pt")
+    args = generate_args(tiny_pair) + SPEC(tiny_pair) + ["--path", f"{target}:{target}"]
+    assert_one_line_error(run("fairseq-generate", args), "ensemble")
+
+
+@pytest.mark.parametrize("name,needles", [
+    ("other_dict/draft.pt", ["different target dictionary", "first difference at index 4"]),
+    ("bigger_vocab.pt", ["does not fit the target's dictionaries"]),
+    ("garbage.pt", ["cannot read draft checkpoint"]),
+])
+def test_bad_draft_fails_with_one_line(tiny_pair, bad_drafts, name, needles):
+    args = generate_args(tiny_pair) + ["--generator", "speculative", "--draft-path",
+                                       str(bad_drafts / name)]
+    assert_one_line_error(run("fairseq-generate", args), *needles)
+
+
+class NotAllowed:
+    """A type no allowlist contains: unpickling it could run arbitrary code."""
+
+
+def test_untrusted_checkpoint_type_needs_opt_in(tiny_pair, tmp_path):
+    state = torch.load(os.path.join(tiny_pair, "target.pt"), weights_only=False)
+    state["extra_state"] = {"surprise": NotAllowed()}
+    bad = tmp_path / "target.pt"
+    torch.save(state, bad)
+    args = [os.path.join(tiny_pair, "data-bin"), "--path", str(bad), "--gen-subset", "test",
+            "--beam", "1", "--max-sentences", "2"]
+    env = {"PYTHONPATH": os.path.dirname(__file__)}
+    refused = run("fairseq-generate", args, env=env)
+    assert_one_line_error(refused, "test_cli.NotAllowed", "FAIRSEQ_FAST_TRUST_CHECKPOINTS=1")
+    trusted = run("fairseq-generate", args, env=dict(env, FAIRSEQ_FAST_TRUST_CHECKPOINTS="1"))
+    assert trusted.returncode == 0, trusted.stderr[-2000:]
+    assert "H-0" in trusted.stdout or "H-1" in trusted.stdout

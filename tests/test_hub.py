@@ -1,0 +1,103 @@
+"""The hub interface: speculative translate() equals stock translate(); the draft loads once."""
+import os
+
+import pytest
+import torch
+from fairseq.models.transformer import TransformerModel
+
+import fairseq_fast
+from fairseq_fast import draft_loading
+from fairseq_fast.errors import UserError
+
+
+@pytest.fixture(scope="module")
+def hub(tiny_pair):
+    model = TransformerModel.from_pretrained(
+        tiny_pair, checkpoint_file="target.pt", data_name_or_path="./data-bin",
+        user_dir=fairseq_fast.user_dir(), source_lang="src", target_lang="tgt")
+    return model.eval()
+
+
+def sentences(tiny_pair, n=10):
+    with open(os.path.join(tiny_pair, "raw", "test.src")) as f:
+        return [line.strip() for line in f][:n]
+
+
+def test_translate_equals_stock_and_reuses_draft(hub, tiny_pair):
+    draft = os.path.join(tiny_pair, "draft.pt")
+    src = sentences(tiny_pair)
+    stock = hub.translate(src, beam=1)
+    before = draft_loading.loads
+    spec = hub.translate(src, beam=1, generator="speculative", draft_path=draft, draft_len=4)
+    assert spec == stock
+    assert draft_loading.loads == before + 1
+    again = hub.translate(src[:3], beam=1, generator="speculative", draft_path=draft, draft_len=2)
+    assert again == stock[:3]
+    assert draft_loading.loads == before + 1  # the second call did not read the draft again
+
+
+def test_sample_and_generate(hub, tiny_pair):
+    draft = os.path.join(tiny_pair, "draft.pt")
+    src = sentences(tiny_pair, 4)
+    torch.manual_seed(0)
+    samples = hub.sample(src, beam=1, sampling=True, sampling_topk=5, generator="speculative",
+                         draft_path=draft)
+    assert len(samples) == 4 and all(isinstance(s, str) and s for s in samples)
+    tokens = [hub.encode(s) for s in src]
+    stock = hub.generate(tokens, beam=1)
+    spec = hub.generate(tokens, beam=1, generator="speculative", draft_path=draft)
+    for a, b in zip(stock, spec):
+        assert torch.equal(a[0]["tokens"], b[0]["tokens"])
+
+
+def test_draft_follows_target_dtype(hub, tiny_pair):
+    draft = os.path.join(tiny_pair, "draft.pt")
+    src = sentences(tiny_pair, 3)
+    stock = hub.translate(src, beam=1)
+    hub.double()
+    try:
+        spec = hub.translate(src, beam=1, generator="speculative", draft_path=draft)
+        loaded = next(iter(draft_loading._cache[hub.models[0]].values()))
+        assert next(loaded.parameters()).dtype == torch.float64
+        assert spec == stock
+    finally:
+        hub.float()
+
+
+def test_hub_errors_are_exceptions(hub, tiny_pair):
+    with pytest.raises(UserError, match="needs --beam 1"):
+        hub.translate(["s1 s2"], beam=4, generator="speculative",
+                      draft_path=os.path.join(tiny_pair, "draft.pt"))
+    with pytest.raises(UserError, match="no such file"):
+        hub.translate(["s1 s2"], beam=1, generator="speculative", draft_path="/nope.pt")
+
+
+def test_direct_python_api(hub, tiny_pair):
+    """Users holding both models in memory build the generator themselves."""
+    from fairseq_fast import SpeculativeSequenceGenerator
+
+    draft = TransformerModel.from_pretrained(
+        tiny_pair, checkpoint_file="draft.pt", data_name_or_path="./data-bin",
+        source_lang="src", target_lang="tgt").models[0]
+    target = hub.models[0]
+    gen = SpeculativeSequenceGenerator([target], hub.tgt_dict, draft_model=draft, draft_len=3)
+    tokens = [hub.encode(s) for s in sentences(tiny_pair, 5)]
+    batch = hub._build_batches(tokens, skip_invalid_size_inputs=False)
+    for sample in batch:
+        out = gen.generate([target], sample)
+        stock = hub.task.build_generator([target], hub.cfg.generation).generate([target], sample)
+        # the hub's default config has beam 5; compare to greedy instead
+        greedy = hub.task.build_generator([target], _greedy(hub)).generate([target], sample)
+        for a, b in zip(greedy, out):
+            assert torch.equal(a[0]["tokens"], b[0]["tokens"])
+        assert len(stock) == len(out)
+
+
+def _greedy(hub):
+    import copy
+    from omegaconf import open_dict
+
+    cfg = copy.deepcopy(hub.cfg.generation)
+    with open_dict(cfg):
+        cfg.beam = 1
+    return cfg

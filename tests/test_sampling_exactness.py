@@ -1,0 +1,137 @@
+"""Speculative sampling draws from exactly the target's distribution.
+
+For a small-vocabulary target the probability of every (first token, second token) pair is
+computed exactly (full forward passes, fairseq's sampling rules re-implemented plainly here). A
+chi-square test then compares 20,000 samples against it: from stock fairseq sampling (which
+validates the exact computation), from speculative sampling (which must pass), and from a
+deliberately wrong acceptance rule that keeps every draft token (which must fail: the test has
+power).
+"""
+import math
+
+import pytest
+import torch
+from fairseq import search
+from fairseq.sequence_generator import SequenceGenerator
+from scipy.stats import chisquare
+
+from fairseq_fast.acceptance import RejectionSampling, Verdict, cumulate
+from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
+from model_factory import DummyTask, make_dictionary, source_batch, translation_model
+
+DICT = make_dictionary(8)
+TASK = DummyTask(DICT, DICT)
+N = 20_000
+
+
+def plain_distribution(logits, temperature, topk, topp, ban_eos):
+    """fairseq's sampling distribution for one step, written out plainly."""
+    lp = torch.log_softmax((logits / temperature).float(), dim=-1)
+    lp[DICT.pad()] = -math.inf
+    if ban_eos:  # min_len = 1 bans EOS at step 0
+        lp[DICT.eos()] = -math.inf
+    p = lp.exp()
+    if topp > 0:
+        order = p.argsort(descending=True)
+        mass, keep = 0.0, torch.zeros_like(p, dtype=torch.bool)
+        for t in order.tolist():
+            keep[t] = True
+            mass += float(p[t])
+            if mass >= topp:
+                break
+        p = p * keep
+    elif topk > 0:
+        keep = torch.zeros_like(p, dtype=torch.bool)
+        keep[p.topk(topk).indices] = True
+        p = p * keep
+    return (p / p.sum()).double()
+
+
+def exact_pairs(model, sample, temperature, topk, topp):
+    """{(t1, t2): probability} over the first two tokens (t2 = None after an EOS)."""
+    enc = model.encoder.forward_torchscript({k: v[:1] for k, v in sample["net_input"].items()})
+    bos = torch.tensor([[DICT.eos()]])
+    first = model.decoder(bos, encoder_out=enc)[0][0, -1]
+    p1 = plain_distribution(first, temperature, topk, topp, ban_eos=True)
+    table = {}
+    for t1 in range(len(DICT)):
+        if p1[t1] == 0:
+            continue
+        if t1 == DICT.eos():
+            table[(t1, None)] = float(p1[t1])
+            continue
+        second = model.decoder(torch.tensor([[DICT.eos(), t1]]), encoder_out=enc)[0][0, -1]
+        p2 = plain_distribution(second, temperature, topk, topp, ban_eos=False)
+        for t2 in range(len(DICT)):
+            if p2[t2] > 0:
+                table[(t1, t2)] = float(p1[t1] * p2[t2])
+    return table
+
+
+def chi_square_p(hypos, table):
+    """p-value of the samples under the exact table; 0.0 if any sample is impossible."""
+    counts = {cell: 0 for cell in table}
+    for h in hypos:
+        toks = h[0]["tokens"].tolist()
+        cell = (toks[0], None) if toks[0] == DICT.eos() else (toks[0], toks[1])
+        if cell not in counts:
+            return 0.0
+        counts[cell] += 1
+    big = [c for c in table if table[c] * N >= 5]
+    small = [c for c in table if table[c] * N < 5]
+    observed = [counts[c] for c in big] + ([sum(counts[c] for c in small)] if small else [])
+    expected = [table[c] * N for c in big] + ([sum(table[c] for c in small) * N] if small else [])
+    scale = sum(observed) / sum(expected)
+    return chisquare(observed, [e * scale for e in expected]).pvalue
+
+
+class AcceptEverything(RejectionSampling):
+    """Wrong on purpose: keeps every draft token (the output follows the draft)."""
+
+    def verify(self, lprobs, drafts, gamma, prev_score, q=None):
+        bsz, k = drafts.shape
+        accepted = gamma.clone()
+        bonus = torch.multinomial(self.distribution(lprobs)[torch.arange(bsz), accepted], 1)
+        tokens = torch.cat([drafts, bonus], dim=1)
+        values = lprobs.gather(2, tokens[:, :, None]).squeeze(2)
+        return Verdict(accepted, tokens, cumulate(prev_score, values))
+
+
+@pytest.fixture(scope="module")
+def pair():
+    target = translation_model(TASK, layers=2, dim=16, seed=11)
+    draft = translation_model(TASK, layers=1, dim=8, heads=1, seed=12)
+    sample = source_batch(DICT, [4], seed=3)
+    many = {"net_input": {k: v.expand(N, *v.shape[1:]).contiguous()
+                          for k, v in sample["net_input"].items()}}
+    return target, draft, sample, many
+
+
+CASES = [(1.0, -1, -1.0), (0.7, 3, -1.0), (1.3, -1, 0.8)]
+
+
+@pytest.mark.parametrize("temperature,topk,topp", CASES)
+def test_speculative_sampling_matches_target_distribution(pair, temperature, topk, topp):
+    target, draft, sample, many = pair
+    table = exact_pairs(target, sample, temperature, topk, topp)
+    common = dict(max_len_b=2, temperature=temperature)
+
+    torch.manual_seed(0)
+    stock = SequenceGenerator([target], DICT, beam_size=1, search_strategy=search.Sampling(
+        DICT, topk, topp), **common).generate([target], many)
+    assert chi_square_p(stock, table) > 1e-3  # the exact table is what stock samples from
+
+    torch.manual_seed(1)
+    spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=2,
+                                        sampling=True, sampling_topk=topk, sampling_topp=topp,
+                                        **common)
+    got = spec.generate([target], many)
+    assert 0.05 < spec.stats.alpha < 0.95  # both accept and reject paths were exercised
+    assert chi_square_p(got, table) > 1e-3
+
+    torch.manual_seed(2)
+    wrong = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=2,
+                                         sampling=True, sampling_topk=topk, sampling_topp=topp,
+                                         **common)
+    wrong.acceptance = AcceptEverything(topk, topp)
+    assert chi_square_p(wrong.generate([target], many), table) < 1e-6

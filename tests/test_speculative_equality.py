@@ -1,0 +1,141 @@
+"""Speculative greedy == stock SequenceGenerator greedy, token for token, in float64.
+
+Hypothesis draws model shapes (target and draft differing in depth, width, heads, learned vs
+sinusoidal positions, pre/post-norm, shared embeddings), batch sizes, source-length mixes, draft
+lengths, EOS biases (sentences ending at once, or running into max length), length limits,
+unk penalty, forced prefixes and n-gram blocking. Stock is given the correct n-gram rule (its CPU
+blocker bans nothing: fairseq issue #5206).
+"""
+import torch
+from fairseq.sequence_generator import SequenceGenerator
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fairseq_fast.ngram_blocker import reference_banned
+from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
+from model_factory import (DummyTask, language_model, make_dictionary, source_batch,
+                           translation_model)
+
+DICT = make_dictionary(16)
+TASK = DummyTask(DICT, DICT)
+SETTINGS = dict(deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+class ReferenceNGramBlock(torch.nn.Module):
+    """The n-gram rule (fairseq's CUDA kernel) as a stand-in for stock's broken CPU blocker."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+
+    def forward(self, tokens, lprobs, bsz, beam_size, step):
+        for row in range(tokens.size(0)):
+            for t in reference_banned(tokens[row, : step + 1].tolist(), step, self.n):
+                lprobs[row, t] = -float("inf")
+        return lprobs
+
+
+def model_shapes(draft: bool):
+    return st.fixed_dictionaries({
+        "layers": st.integers(1, 2) if draft else st.integers(1, 3),
+        "dim": st.sampled_from([8, 16]),
+        "heads": st.sampled_from([1, 2]),
+        "learned_pos": st.booleans(),
+        "normalize_before": st.booleans(),
+        "share": st.booleans(),
+        "seed": st.integers(0, 10_000),
+    })
+
+
+generation = st.fixed_dictionaries({
+    "draft_len": st.integers(1, 6),
+    "adaptive": st.booleans(),
+    "eos_bias": st.sampled_from([-4.0, 0.0, 1.5, 8.0]),  # long .. forced early EOS
+    "max_len_b": st.integers(1, 14),
+    "min_len": st.integers(1, 3),
+    "unk_penalty": st.sampled_from([0.0, -2.0, 1.0]),
+    "ngram": st.sampled_from([0, 0, 2, 3]),
+})
+
+
+def compare(target, draft, sample, gen, prefix=None):
+    kw = dict(max_len_b=gen["max_len_b"], min_len=min(gen["min_len"], gen["max_len_b"]),
+              unk_penalty=gen["unk_penalty"], no_repeat_ngram_size=gen["ngram"])
+    stock = SequenceGenerator([target], DICT, beam_size=1, **kw)
+    if gen["ngram"]:
+        stock.repeat_ngram_blocker = ReferenceNGramBlock(gen["ngram"])
+    spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft,
+                                        draft_len=gen["draft_len"],
+                                        adaptive_draft_len=gen["adaptive"], **kw)
+    expected = stock.generate([target], sample, prefix_tokens=prefix)
+    got = spec.generate([target], sample, prefix_tokens=prefix)
+    assert len(expected) == len(got)
+    for want, have in zip(expected, got):
+        assert len(have) == 1
+        want, have = want[0], have[0]
+        assert have["tokens"].tolist() == want["tokens"].tolist()
+        assert torch.allclose(have["positional_scores"], want["positional_scores"], atol=1e-5)
+        assert abs(float(have["score"]) - float(want["score"])) < 1e-5
+    return spec.stats
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(target=model_shapes(False), draft=model_shapes(True), gen=generation,
+       lengths=st.lists(st.integers(1, 10), min_size=1, max_size=5),
+       prefix_size=st.sampled_from([0, 0, 1, 2]))
+def test_translation_greedy_equals_stock(target, draft, gen, lengths, prefix_size):
+    tgt = translation_model(TASK, eos_bias=gen["eos_bias"], **target)
+    drf = translation_model(TASK, **draft)
+    sample = source_batch(DICT, lengths, seed=target["seed"])
+    prefix = None
+    if prefix_size:
+        g = torch.Generator().manual_seed(draft["seed"])
+        prefix = torch.randint(DICT.nspecial, len(DICT), (len(lengths), prefix_size), generator=g)
+    compare(tgt, drf, sample, gen, prefix)
+
+
+@settings(max_examples=70, **SETTINGS)
+@given(target=model_shapes(False), draft=model_shapes(True), gen=generation,
+       prompts=st.lists(st.integers(0, 4), min_size=1, max_size=4))
+def test_language_model_greedy_equals_stock(target, draft, gen, prompts):
+    """Decoder-only models; prompts of different lengths are right-padded prefix tokens, as
+    fairseq's language_modeling task passes them."""
+    target = {k: v for k, v in target.items()}
+    lm = language_model(TASK, eos_bias=gen["eos_bias"], **target)
+    drf = language_model(TASK, **draft)
+    width = max(max(prompts), 1)
+    g = torch.Generator().manual_seed(target["seed"])
+    prefix = torch.full((len(prompts), width), DICT.pad(), dtype=torch.long)
+    for i, n in enumerate(prompts):
+        prefix[i, :n] = torch.randint(DICT.nspecial, len(DICT), (n,), generator=g)
+    sample = {"net_input": {"src_tokens": prefix, "src_lengths": torch.tensor(prompts)}}
+    compare(lm, drf, sample, gen, prefix if max(prompts) > 0 else None)
+
+
+def test_identical_draft_accepts_everything():
+    tgt = translation_model(TASK, layers=2, eos_bias=-4.0, seed=3)
+    sample = source_batch(DICT, [5, 3], seed=1)
+    gen = dict(draft_len=4, adaptive=False, eos_bias=0, max_len_b=12, min_len=1,
+               unk_penalty=0.0, ngram=0)
+    stats = compare(tgt, tgt, sample, gen)
+    assert stats.alpha == 1.0
+    # every pass keeps 4 drafts + 1 bonus token: ceil(longest / 5) passes, not one per token
+    spec_longest = max(len(h[0]["tokens"]) for h in SpeculativeSequenceGenerator(
+        [tgt], DICT, draft_model=tgt, draft_len=4, max_len_b=12).generate([tgt], sample))
+    assert stats.target_calls == -(-spec_longest // 5)
+
+
+def test_batch_rows_equal_rows_alone():
+    """Ragged acceptance: each row of a batch decodes exactly as it does on its own."""
+    tgt = translation_model(TASK, layers=2, seed=5, eos_bias=0.5)
+    drf = translation_model(TASK, layers=1, dim=8, heads=1, seed=6)
+    sample = source_batch(DICT, [9, 2, 6, 4, 1, 7], seed=2)
+    spec = SpeculativeSequenceGenerator([tgt], DICT, draft_model=drf, draft_len=3, max_len_b=15)
+    together = spec.generate([tgt], sample)
+    src = sample["net_input"]["src_tokens"]
+    for i in range(src.size(0)):
+        row = src[i: i + 1]
+        alone = spec.generate([tgt], {"net_input": {"src_tokens": row[:, (row != DICT.pad()).any(0)],
+                                                   "src_lengths": sample["net_input"]["src_lengths"][i: i + 1]}})
+        assert alone[0][0]["tokens"].tolist() == together[i][0]["tokens"].tolist()
