@@ -101,7 +101,7 @@ class SpeculativeSequenceGenerator(nn.Module):
                  normalize_scores: bool = True, len_penalty: float = 1.0,
                  unk_penalty: float = 0.0, temperature: float = 1.0, sampling: bool = False,
                  sampling_topk: int = -1, sampling_topp: float = -1.0,
-                 no_repeat_ngram_size: int = 0, eos: Optional[int] = None, **unsupported):
+                 no_repeat_ngram_size: int = 0, eos: Optional[int] = None):
         super().__init__()
         models = list(models)
         if len(models) != 1:
@@ -113,16 +113,12 @@ class SpeculativeSequenceGenerator(nn.Module):
             raise UserError(f"--draft-len must be >= 1 (got {draft_len})")
         if temperature <= 0:
             raise UserError(f"--temperature must be > 0 (got {temperature})")
-        for name, value in unsupported.items():
-            if value not in (None, False, 0, -1, 1.0, "", ()):
-                raise UserError(f"speculative decoding does not support {name}={value!r}")
         self.model = models[0]
         self.draft_model = draft_model
         self.target = LeanDecoder(self.model.decoder)
         self.tgt_dict = tgt_dict
         self.pad, self.unk = tgt_dict.pad(), tgt_dict.unk()
         self.eos = tgt_dict.eos() if eos is None else eos
-        self.vocab_size = len(tgt_dict)
         self.draft_len = draft_len
         self.adaptive = None
         if adaptive_draft_len:
@@ -141,11 +137,6 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.stats = SpecStats()
         self.model.eval()
         self.draft_model.eval()
-
-    def cuda(self):
-        self.model.cuda()
-        self.draft_model.cuda()
-        return self
 
     @torch.no_grad()
     def forward(self, sample, prefix_tokens=None, bos_token=None):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Train the demo pair on the binarised Bible corpus (scripts/prepare_data.py --out work/data).
 #   target: transformer, 4 encoder + 6 decoder layers, 256 dims, FFN 1024, pre-norm, shared embeddings
-#   draft:  3 encoder layers x 256 dims, 1 decoder layer x 128 dims (FFN 512), tied decoder embeddings
+#   draft:  3 encoder layers x 192 dims, 1 decoder layer x 128 dims (FFN 512), tied decoder embeddings
 # Usage: scripts/train_demo_models.sh target|draft [HOURS]
 # Both resume from work/ckpt/<name>/checkpoint_last.pt, so a run cut short can be continued.
 set -euo pipefail
@@ -27,8 +27,8 @@ case "$WHICH" in
       --dropout 0.2 --attention-dropout 0.1 --lr 1e-3 --warmup-updates 400 --warmup-init-lr 1e-7) ;;
   draft)
     ARCH=(--arch transformer --share-decoder-input-output-embed
-      --encoder-layers 3 --decoder-layers 1 --encoder-embed-dim 256 --decoder-embed-dim 128
-      --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 512
+      --encoder-layers 3 --decoder-layers 1 --encoder-embed-dim 192 --decoder-embed-dim 128
+      --encoder-ffn-embed-dim 768 --decoder-ffn-embed-dim 512
       --encoder-attention-heads 4 --decoder-attention-heads 4
       --encoder-normalize-before --decoder-normalize-before
       --dropout 0.1 --attention-dropout 0.0 --lr 1e-3 --warmup-updates 400 --warmup-init-lr 1e-7) ;;

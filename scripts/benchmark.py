@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Benchmark speculative decoding against stock fairseq, side by side in one process.
+
+    python scripts/benchmark.py [--sentences 200] [--repeats 3] [--json work/benchmark.json]
+
+For each setting (greedy batch 1, greedy batch 8, sampling T=1 batch 1) the same batches are
+decoded by stock SequenceGenerator and by SpeculativeSequenceGenerator, alternating, several
+repeats; medians are reported. Also measured: each model's decoder step time (stock incremental
+step, lean step, and the matmuls alone), the verify pass time, the cost ratio
+c = draft step / verify pass, and the speedup bound (1 - a^(K+1)) / ((1 - a)(K c + 1)) of
+Leviathan et al. with the measured acceptance rate a.
+"""
+import argparse
+import copy
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+import fairseq_fast  # noqa: E402,F401  (plugin overrides, as --user-dir would apply them)
+from fairseq import checkpoint_utils  # noqa: E402
+from omegaconf import open_dict  # noqa: E402
+
+from fairseq_fast.draft_loading import load_draft  # noqa: E402
+from fairseq_fast.lean_decoder import LeanDecoder  # noqa: E402
+from fairseq_fast.speculative_generator import (  # noqa: E402
+    AdaptiveDraftLength, SpeculativeSequenceGenerator)
+
+
+class HFHeuristic(AdaptiveDraftLength):
+    """HF transformers' assisted-generation rule, the anchor for --adaptive-draft-len:
+    +2 after a fully accepted window, -1 otherwise (here per row, capped as ours is)."""
+
+    def update(self, gamma, accepted):
+        grown = torch.where(accepted == gamma, gamma + 2, gamma - 1)
+        return grown.clamp(1, self.maximum)
+
+
+def batches(task, n_sentences, batch_size):
+    task.load_dataset("test")
+    ds = task.dataset("test")
+    it = task.get_batch_iterator(dataset=ds, max_sentences=batch_size,
+                                 max_positions=(1024, 1024), ignore_invalid_inputs=True,
+                                 seed=1, num_workers=0).next_epoch_itr(shuffle=False)
+    out, count = [], 0
+    for sample in it:
+        out.append(sample)
+        count += sample["nsentences"]
+        if count >= n_sentences:
+            break
+    return out, count
+
+
+def decode_all(generator, model, samples, seed):
+    torch.manual_seed(seed)
+    t0 = time.perf_counter()
+    hyps = {}
+    for s in samples:
+        for i, h in zip(s["id"].tolist(), generator.generate([model], s)):
+            hyps[i] = h[0]["tokens"].tolist()
+    return time.perf_counter() - t0, hyps
+
+
+def median_time(fn, repeats=50):
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def step_costs(model, sample, k):
+    """Seconds per decoder call for one sentence at position ~20: stock incremental step, lean
+    step (1 token), lean verify pass (k+1 tokens), and the decoder's matmuls alone."""
+    enc = model.encoder.forward_torchscript(sample["net_input"])
+    enc = model.encoder.reorder_encoder_out(enc, torch.tensor([0]))
+    net1 = {k2: v[:1] for k2, v in sample["net_input"].items()}
+    enc1 = model.encoder.forward_torchscript(net1)
+    prefix = torch.full((1, 21), 5, dtype=torch.long)
+    prefix[0, 0] = 2
+    dec = model.decoder
+
+    def stock_step():
+        state = {}
+        for t in range(1, 21):  # build the cache, then time one more step below
+            dec(prefix[:, :t], encoder_out=enc1, incremental_state=state)
+        return state
+
+    state = stock_step()
+    stock = median_time(lambda: dec(prefix, encoder_out=enc1, incremental_state=copy.copy(state)))
+    lean = LeanDecoder(dec)
+    param = next(model.parameters())
+    st = lean.init_state(enc1, 1, 64, param.dtype, param.device)
+    lean.forward(st, prefix[:, :20])
+
+    def lean_call(n):
+        st.lengths.fill_(20)
+        lean.forward(st, prefix[:, 20:20 + n] if n == 1 else prefix[:, :1].expand(1, n))
+
+    linears = [m for m in dec.modules() if isinstance(m, torch.nn.Linear)]
+    x = {m: torch.randn(1, 1, m.in_features) for m in linears}
+
+    def matmuls():
+        for m in linears:
+            F.linear(x[m], m.weight, m.bias)
+
+    del enc
+    return {"stock_step_ms": 1e3 * stock, "lean_step_ms": 1e3 * median_time(lambda: lean_call(1)),
+            "verify_ms": 1e3 * median_time(lambda: lean_call(k + 1)),
+            "matmul_only_ms": 1e3 * median_time(matmuls)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ex = os.path.join(ROOT, "user_dir_examples", "bible_es_en")
+    ap.add_argument("--target", default=os.path.join(ex, "target.pt"))
+    ap.add_argument("--draft", default=os.path.join(ex, "draft.pt"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "work", "demo", "bin"))
+    ap.add_argument("--sentences", type=int, default=200)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--draft-len", type=int, default=4)
+    ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark.json"))
+    args = ap.parse_args()
+    if not os.path.exists(args.data):
+        import demo
+        args.data = demo.binarise()
+
+    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+        [args.target], arg_overrides={"data": args.data, "source_lang": "es", "target_lang": "en"})
+    target = models[0].eval()
+    draft = load_draft(task, args.draft, target)
+    torch.set_grad_enabled(False)
+
+    settings = [("greedy", 1, {}), ("greedy", 8, {}),
+                ("sampling T=1", 1, {"sampling": True, "temperature": 1.0}),
+                ("greedy, adaptive draft len", 1, {"adaptive": "ours"}),
+                ("greedy, HF's draft-len heuristic", 1, {"adaptive": "hf"})]
+    report = {"threads": torch.get_num_threads(), "draft_len": args.draft_len, "settings": []}
+    first, _ = batches(task, 1, 1)
+    k = args.draft_len
+    report["target_costs"] = step_costs(target, first[0], k)
+    report["draft_costs"] = step_costs(draft, first[0], k)
+    c = report["draft_costs"]["lean_step_ms"] / report["target_costs"]["verify_ms"]
+    report["cost_ratio_c"] = c
+    for name, bsz, opts in settings:
+        samples, n = batches(task, args.sentences, bsz)
+        gen_cfg = copy.deepcopy(cfg.generation)
+        with open_dict(gen_cfg):
+            gen_cfg.beam = 1
+            gen_cfg.max_len_b = 200
+            for key, value in opts.items():
+                if key != "adaptive":
+                    setattr(gen_cfg, key, value)
+        stock = task.build_generator([target], gen_cfg)
+        spec = SpeculativeSequenceGenerator(
+            [target], task.target_dictionary, draft_model=draft, draft_len=k,
+            sampling=opts.get("sampling", False), temperature=opts.get("temperature", 1.0),
+            adaptive_draft_len="adaptive" in opts)
+        if opts.get("adaptive") == "hf":
+            spec.adaptive.__class__ = HFHeuristic
+        t_stock, t_spec, agree = [], [], None
+        for r in range(args.repeats):
+            spec.stats = type(spec.stats)()
+            ts, hs = decode_all(stock, target, samples, seed=r)
+            tf, hf = decode_all(spec, target, samples, seed=r)
+            t_stock.append(ts)
+            t_spec.append(tf)
+            if not opts.get("sampling"):
+                agree = sum(hs[i] == hf[i] for i in hs) / len(hs)
+        a = spec.stats.alpha
+        bound = (1 - a ** (k + 1)) / ((1 - a) * (k * c + 1)) if a < 1 else (k + 1) / (k * c + 1)
+        speedup = statistics.median(t_stock) / statistics.median(t_spec)
+        row = {"setting": name, "batch_size": bsz, "sentences": n,
+               "stock_sent_per_s": n / statistics.median(t_stock),
+               "spec_sent_per_s": n / statistics.median(t_spec), "speedup": speedup,
+               "alpha": a, "tokens_per_target_call": spec.stats.tokens_per_target_call,
+               "bound": bound, "share_of_bound": speedup / bound,
+               "fp32_identical_share": agree}
+        report["settings"].append(row)
+        print(json.dumps(row), flush=True)
+    print(json.dumps({k2: v for k2, v in report.items() if k2 != "settings"}, indent=1))
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(report, f, indent=1)
+    print_table(report)
+
+
+def print_table(report):
+    t, d = report["target_costs"], report["draft_costs"]
+    print(f"\nstep times (ms, batch 1): target stock {t['stock_step_ms']:.2f} | lean "
+          f"{t['lean_step_ms']:.2f} | verify K+1 {t['verify_ms']:.2f} | matmuls "
+          f"{t['matmul_only_ms']:.2f};  draft stock {d['stock_step_ms']:.2f} | lean "
+          f"{d['lean_step_ms']:.2f} | matmuls {d['matmul_only_ms']:.2f};  "
+          f"c = {report['cost_ratio_c']:.3f}")
+    print("| setting | batch | stock sent/s | speculative sent/s | speedup | alpha | "
+          "tokens/target call | bound | share of bound | fp32 identical |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in report["settings"]:
+        same = "-" if r["fp32_identical_share"] is None else f"{100 * r['fp32_identical_share']:.1f}%"
+        print(f"| {r['setting']} | {r['batch_size']} | {r['stock_sent_per_s']:.2f} | "
+              f"{r['spec_sent_per_s']:.2f} | {r['speedup']:.2f}x | {r['alpha']:.3f} | "
+              f"{r['tokens_per_target_call']:.2f} | {r['bound']:.2f}x | "
+              f"{100 * r['share_of_bound']:.0f}% | {same} |")
+
+
+if __name__ == "__main__":
+    main()
