@@ -5,13 +5,19 @@ rows that may each be at a different length:
 
     self_k, self_v   [layers, B, heads, capacity, head_dim]  self-attention keys/values
     lengths          [B]          how many decoder inputs of each row are cached (valid slots)
-    cross_k, cross_v list over layers of [B, heads, src_len, head_dim], computed once per source
-    cross_mask       [B, 1, 1, src_len] bool, True at source padding (or None)
+    cross_k, cross_v list over layers of [B / group, heads, src_len, head_dim], computed once per
+                     source sentence and shared by its `group` consecutive rows (its beams)
+    cross_mask       [B / group, 1, 1, src_len] bool, True at source padding (or None)
 
 Writing n new inputs puts them at slots lengths[b] .. lengths[b] + n - 1 of row b. Rolling back
 is only moving `lengths` down: stale slots are never read (attention masks every key at or after a
 query's own position + 1) and are overwritten by the next write, so rollback copies nothing and
 zeroes nothing. Encoder K/V are never touched by rollback.
+
+Beam search reorders rows (`select_rows` with a same-size order): only rows whose source row
+differs are copied, and only their valid slots. Encoder K/V follow at sentence level (a
+sentence's beams stay together), so they are copied only when whole sentences leave the batch.
+A state that runs out of slots doubles its capacity (`ensure_capacity`).
 """
 from dataclasses import dataclass
 from typing import List, Optional
@@ -28,11 +34,12 @@ class DecoderState:
     cross_k: List[Tensor]
     cross_v: List[Tensor]
     cross_mask: Optional[Tensor]
+    group: int = 1
 
     @classmethod
     def allocate(cls, layers: int, batch: int, heads: int, head_dim: int, capacity: int,
                  cross_k: List[Tensor], cross_v: List[Tensor], cross_mask: Optional[Tensor],
-                 dtype: torch.dtype, device: torch.device) -> "DecoderState":
+                 dtype: torch.dtype, device: torch.device, group: int = 1) -> "DecoderState":
         shape = (layers, batch, heads, capacity, head_dim)
         # zeros, not empty: masked slots get probability 0, but 0 * NaN from uninitialised
         # memory would still be NaN. Slots written once hold finite values for good.
@@ -40,23 +47,57 @@ class DecoderState:
             self_k=torch.zeros(shape, dtype=dtype, device=device),
             self_v=torch.zeros(shape, dtype=dtype, device=device),
             lengths=torch.zeros(batch, dtype=torch.long, device=device),
-            cross_k=cross_k, cross_v=cross_v, cross_mask=cross_mask,
+            cross_k=cross_k, cross_v=cross_v, cross_mask=cross_mask, group=group,
         )
 
     @property
     def capacity(self) -> int:
         return self.self_k.size(3)
 
+    def ensure_capacity(self, needed: int) -> None:
+        """Grow (doubling) so that `needed` slots fit; copies the cache once per doubling."""
+        if needed <= self.capacity:
+            return
+        capacity = max(needed, 2 * self.capacity)
+        shape = self.self_k.shape[:3] + (capacity, self.self_k.size(4))
+        for name in ("self_k", "self_v"):
+            old = getattr(self, name)
+            new = old.new_zeros(shape)
+            new[:, :, :, : old.size(3)] = old
+            setattr(self, name, new)
+
     def rollback_to(self, lengths: Tensor) -> None:
         """Keep only the first `lengths[b]` cached inputs of each row (lengths [B], never larger)."""
         self.lengths = torch.minimum(self.lengths, lengths)
 
     def select_rows(self, rows: Tensor) -> None:
-        """Keep only `rows` (LongTensor [B']) of the batch, in that order (finished rows leave)."""
-        self.self_k = self.self_k.index_select(1, rows)
-        self.self_v = self.self_v.index_select(1, rows)
+        """Keep only `rows` (LongTensor [B']) of the batch, in that order (finished rows leave).
+        With group > 1 rows must keep each sentence's beams together (as fairseq's generator
+        does); the new row i then belongs to sentence rows[i] // group."""
+        if rows.numel() == self.lengths.numel() and torch.equal(
+                rows, torch.arange(rows.numel(), device=rows.device)):
+            return  # the order is unchanged: copy nothing
+        if rows.numel() == self.lengths.numel():
+            self._move_changed_rows(rows)
+        else:  # rows leave the batch
+            self.self_k = self.self_k.index_select(1, rows)
+            self.self_v = self.self_v.index_select(1, rows)
         self.lengths = self.lengths.index_select(0, rows)
-        self.cross_k = [k.index_select(0, rows) for k in self.cross_k]
-        self.cross_v = [v.index_select(0, rows) for v in self.cross_v]
+        sentences = rows.view(-1, self.group)[:, 0] // self.group
+        n_sent = self.cross_k[0].size(0) if self.cross_k else sentences.numel()
+        if sentences.numel() == n_sent and torch.equal(
+                sentences, torch.arange(n_sent, device=rows.device)):
+            return
+        self.cross_k = [k.index_select(0, sentences) for k in self.cross_k]
+        self.cross_v = [v.index_select(0, sentences) for v in self.cross_v]
         if self.cross_mask is not None:
-            self.cross_mask = self.cross_mask.index_select(0, rows)
+            self.cross_mask = self.cross_mask.index_select(0, sentences)
+
+    def _move_changed_rows(self, rows: Tensor) -> None:
+        """Same batch size, new order: copy the valid slots of the rows whose source differs."""
+        changed = (rows != torch.arange(rows.numel(), device=rows.device)).nonzero().squeeze(1)
+        used = int(self.lengths.max())
+        src = rows.index_select(0, changed)
+        for cache in (self.self_k, self.self_v):
+            # the right-hand side is gathered into a new tensor before any row is overwritten
+            cache[:, changed, :, :used] = cache[:, src, :, :used]

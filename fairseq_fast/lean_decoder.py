@@ -78,17 +78,28 @@ def _heads(x: Tensor, heads: int) -> Tensor:
     return x.view(b, t, heads, e // heads).transpose(1, 2)
 
 
-def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor]) -> Tensor:
-    """q [B, H, n, D] (already scaled), k/v [B, H, T, D], mask bool broadcastable to
-    [B, H, n, T] with True = masked. Returns [B, n, H * D]."""
+def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor],
+            keep_probs: bool = False):
+    """q [B, H, n, D] (already scaled), k/v [B / g, H, T, D] shared by g consecutive query rows
+    (a sentence's beams), mask bool broadcastable to [B / g, H, g * n, T] (or [B, H, n, T] when
+    g == 1) with True = masked. Returns [B, n, H * D], and the float32 attention probabilities
+    [B, H, n, T] when keep_probs."""
+    b, h, n, d = q.shape
+    g = b // k.size(0)
+    if g > 1:  # grouped: fold the beams into the query axis instead of copying K/V per beam
+        q = q.view(k.size(0), g, h, n, d).transpose(1, 2).reshape(k.size(0), h, g * n, d)
     scores = torch.matmul(q, k.transpose(-1, -2))
     if mask is not None:
         scores = scores.masked_fill(mask, float("-inf"))
     # fairseq computes the attention softmax in float32 whatever the model's dtype
-    probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)
-    out = torch.matmul(probs, v)
-    b, h, n, d = out.shape
-    return out.transpose(1, 2).reshape(b, n, h * d)
+    probs32 = torch.softmax(scores, dim=-1, dtype=torch.float32)
+    out = torch.matmul(probs32.to(scores.dtype), v)
+    if g > 1:
+        out = out.view(k.size(0), h, g, n, d).transpose(1, 2).reshape(b, h, n, d)
+        if keep_probs:
+            probs32 = probs32.view(k.size(0), h, g, n, -1).transpose(1, 2).reshape(b, h, n, -1)
+    out = out.transpose(1, 2).reshape(b, n, h * d)
+    return (out, probs32) if keep_probs else out
 
 
 class LeanDecoder:
@@ -111,11 +122,15 @@ class LeanDecoder:
     def init_state(self, encoder_out: Optional[dict], batch: int, capacity: int,
                    dtype: torch.dtype, device: torch.device) -> DecoderState:
         """Allocate a state for `batch` rows and `capacity` decoder inputs; compute encoder K/V
-        once. encoder_out is fairseq's encoder output dict (or None for language models)."""
+        once. encoder_out is fairseq's encoder output dict (or None for language models), one
+        entry per source sentence; with fewer sentences than rows, each sentence serves
+        batch / sentences consecutive rows (its beams) without being copied."""
         cross_k: List[Tensor] = []
         cross_v: List[Tensor] = []
         cross_mask = None
+        group = 1
         if self.has_cross_attention and encoder_out is not None:
+            group = batch // encoder_out["encoder_out"][0].size(1)
             enc = encoder_out["encoder_out"][0].transpose(0, 1)  # [B, S, C]
             for layer in self.layers:
                 attn = layer.encoder_attn
@@ -125,7 +140,8 @@ class LeanDecoder:
             if len(pads) > 0 and pads[0] is not None and pads[0].any():
                 cross_mask = pads[0][:, None, None, :]
         return DecoderState.allocate(len(self.layers), batch, self.heads, self.head_dim,
-                                     capacity, cross_k, cross_v, cross_mask, dtype, device)
+                                     capacity, cross_k, cross_v, cross_mask, dtype, device,
+                                     group=group)
 
     # -- forward ----------------------------------------------------------------------------
     def _positions(self, positions: Tensor) -> Optional[Tensor]:
@@ -147,9 +163,11 @@ class LeanDecoder:
             index = index.clamp(max=table.size(0) - 1)
         return table[index]
 
-    def forward(self, state: DecoderState, tokens: Tensor) -> Tensor:
+    def forward(self, state: DecoderState, tokens: Tensor, need_attn: bool = False):
         """tokens [B, n] -> logits [B, n, V]; appends n inputs per row to state.
 
+        With need_attn, returns (logits, attn) where attn [B, n, src_len] is the last layer's
+        encoder attention averaged over heads, in float32, as fairseq's decoder returns it.
         Rows whose last inputs are padding fillers (ragged catch-up) still write those slots;
         the caller then lowers state.lengths, which makes the fillers invisible."""
         dec = self.decoder
@@ -158,8 +176,7 @@ class LeanDecoder:
         starts = start.tolist()
         lo, hi = min(starts), max(starts)
         total = hi + n
-        if total > state.capacity:
-            raise RuntimeError(f"decoder state capacity {state.capacity} exceeded ({total})")
+        state.ensure_capacity(total)
         steps = torch.arange(n, device=tokens.device)
         positions = start[:, None] + steps[None, :]  # [B, n]
 
@@ -184,18 +201,26 @@ class LeanDecoder:
                     > positions[:, :, None])[:, None]  # [B, 1, n, total]
             rows = torch.arange(bsz, device=tokens.device)[:, None]
 
+        attn = None
+        last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
-            x = self._layer(i, layer, x, state, rows, positions, lo, n, total, mask)
+            x, probs = self._layer(i, layer, x, state, rows, positions, lo, n, total, mask,
+                                   need_attn and i == last)
+            if probs is not None:
+                attn = probs.mean(dim=1)
 
         if dec.layer_norm is not None:
             x = _layer_norm(dec.layer_norm, x)
         if dec.project_out_dim is not None:
             x = dec.project_out_dim(x)
         state.lengths = start + n
-        return _linear(dec.output_projection, x)
+        logits = _linear(dec.output_projection, x)
+        return (logits, attn) if need_attn else logits
 
-    def _layer(self, i, layer, x, state: DecoderState, rows, positions, lo, n, total, mask):
+    def _layer(self, i, layer, x, state: DecoderState, rows, positions, lo, n, total, mask,
+               need_attn: bool = False):
         attn = layer.self_attn
+        probs = None
         residual = x
         if layer.normalize_before:
             x = _layer_norm(layer.self_attn_layer_norm, x)
@@ -226,7 +251,9 @@ class LeanDecoder:
             if layer.normalize_before:
                 x = _layer_norm(layer.encoder_attn_layer_norm, x)
             q = _heads(_linear(cross.q_proj, x) * cross.scaling, cross.num_heads)
-            x = _attend(q, state.cross_k[i], state.cross_v[i], state.cross_mask)
+            x = _attend(q, state.cross_k[i], state.cross_v[i], state.cross_mask, need_attn)
+            if need_attn:
+                x, probs = x
             x = _linear(cross.out_proj, x) + residual
             if not layer.normalize_before:
                 x = _layer_norm(layer.encoder_attn_layer_norm, x)
@@ -243,4 +270,4 @@ class LeanDecoder:
         x = x + residual
         if not layer.normalize_before:
             x = _layer_norm(layer.final_layer_norm, x)
-        return x
+        return x, probs

@@ -27,8 +27,19 @@ class FastGenerationConfig(FairseqDataclass):
     draft_len: int = field(default=4, metadata={
         "help": "tokens the draft proposes per verification pass (gamma)"})
     adaptive_draft_len: bool = field(default=False, metadata={
-        "help": "choose each sentence's draft length from its running acceptance rate, "
-                "between 1 and 2 x --draft-len"})
+        "help": "per-sentence draft length between 1 and 2 x --draft-len: the cap grows by 2 "
+                "after a fully accepted window and shrinks by 1 otherwise (HF's heuristic), and "
+                "drafting stops early where the draft's confidence no longer pays for a step"})
+    no_fast_cache: bool = field(default=False, metadata={
+        "help": "fairseq's own incremental state instead of the plugin's (in-place K/V cache, "
+                "encoder K/V once per source sentence, minimal beam reorders); implies "
+                "--no-fast-prefill"})
+    no_fast_ngram: bool = field(default=False, metadata={
+        "help": "fairseq's own --no-repeat-ngram-size blocker instead of the plugin's "
+                "vectorised one (fairseq's CPU path blocks nothing: fairseq issue #5206)"})
+    no_fast_prefill: bool = field(default=False, metadata={
+        "help": "feed forced prefixes (--prefix-size, prompts) one step per token as fairseq "
+                "does, instead of in one decoder pass"})
 
 
 NAMES = tuple(f.name for f in fields(FastGenerationConfig) if not f.name.startswith("_"))

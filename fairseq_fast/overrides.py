@@ -8,11 +8,17 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
 
     name               replaces                                   effect
     generation_flags   fairseq.options.add_generation_args        adds --generator, --draft-path,
-                                                                  --draft-len, --adaptive-draft-len
+                                                                  --draft-len, --adaptive-draft-len,
+                                                                  --no-fast-{cache,ngram,prefill}
     remember_flags     fairseq.options.parse_args_and_arch        checks those flags (one-line
                                                                   errors) and keeps their values
     build_generator    FairseqTask.build_generator                --generator speculative builds
                                                                   SpeculativeSequenceGenerator
+    fast_defaults      (inside build_generator) fairseq's         --generator default builds
+                       SequenceGenerator[WithAlignment]           FastSequenceGenerator[...]:
+                                                                  fast cache (--no-fast-cache),
+                                                                  prefill (--no-fast-prefill),
+                                                                  n-gram blocker (--no-fast-ngram)
     safe_checkpoints   fairseq.checkpoint_utils.                  weights_only loading with an
                        load_checkpoint_to_cpu                     allowlist (checkpoints.py)
     user_errors        sys.excepthook                             UserError -> one line, exit 2
@@ -51,7 +57,7 @@ def _add_generation_args(original):
         group = original(parser)
         from fairseq.dataclass.utils import gen_parser_from_dataclass
 
-        ours = parser.add_argument_group("fairseq_fast (speculative decoding)")
+        ours = parser.add_argument_group("fairseq_fast")
         gen_parser_from_dataclass(ours, options.FastGenerationConfig())
         return group
 
@@ -110,6 +116,9 @@ def _build_generator(original):
                         prefix_allowed_tokens_fn=None):
         cfg = options.resolve(args)
         if cfg.generator == "default" or seq_gen_cls is not None:
+            if seq_gen_cls is None and not _off("fast_defaults"):
+                seq_gen_cls, extra_gen_cls_kwargs = fast_default_generator(
+                    args, cfg, extra_gen_cls_kwargs)
             return original(self, models, args, seq_gen_cls=seq_gen_cls,
                             extra_gen_cls_kwargs=extra_gen_cls_kwargs,
                             prefix_allowed_tokens_fn=prefix_allowed_tokens_fn)
@@ -117,6 +126,23 @@ def _build_generator(original):
         return build_speculative(self, models, args, cfg)
 
     return build_generator
+
+
+def fast_default_generator(args, cfg, extra_gen_cls_kwargs):
+    """The class fairseq would pick (SequenceGenerator, or ...WithAlignment for
+    --print-alignment), in its fast form, with the --no-fast-* choices."""
+    from fairseq_fast.fast_generator import (FastDefaults, FastSequenceGenerator,
+                                             FastSequenceGeneratorWithAlignment)
+
+    fast = FastDefaults(cache=not cfg.no_fast_cache, prefill=not cfg.no_fast_prefill,
+                        ngram=not cfg.no_fast_ngram)
+    if not fast.any():
+        return None, extra_gen_cls_kwargs
+    extra = dict(extra_gen_cls_kwargs or {}, fast=fast)
+    if getattr(args, "print_alignment", False):
+        extra["print_alignment"] = args.print_alignment
+        return FastSequenceGeneratorWithAlignment, extra
+    return FastSequenceGenerator, extra
 
 
 def build_speculative(task, models, args, cfg):

@@ -8,7 +8,7 @@ The draft's cache may lag one token behind the committed text (when every draft 
 draft never read its own last guess); the first step of the next round feeds each row whatever it
 has not read yet (1 or 2 tokens), as gpt-fast does.
 """
-from typing import Optional, Tuple
+from typing import Callable, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -36,10 +36,15 @@ class DraftModelProposer:
         param = next(self.model.parameters())
         self.state = self.lean.init_state(encoder_out, batch, capacity, param.dtype, param.device)
 
-    def propose(self, tokens: Tensor, n_tokens: Tensor, k: int,
-                prefix: Optional[Tensor]) -> Tuple[Tensor, Optional[Tensor]]:
+    def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
+                stop: Optional[Callable[[Tensor, Tensor], Tensor]] = None
+                ) -> Tuple[Tensor, Optional[Tensor], Tensor]:
         """tokens [B, L] (committed text, BOS at 0; scratch after n_tokens[b]); n_tokens [B].
-        Writes drafts to tokens[b, n_tokens[b] + j] and returns drafts [B, k], q [B, k, V]|None."""
+        Writes drafts to tokens[b, n_tokens[b] + j]. `stop(prob, product)` (optional) sees, per
+        row, the draft's probability of the token just proposed and the product of those over
+        the window so far, and returns which rows draft no further; drafting ends when all
+        rows have stopped.
+        Returns drafts [B, k'], q [B, k', V] | None, drafted [B] (k' = max drafted <= k)."""
         state = self.state
         bsz = tokens.size(0)
         rows = torch.arange(bsz, device=tokens.device)
@@ -50,6 +55,8 @@ class DraftModelProposer:
         feed = tokens.gather(1, index.clamp(max=tokens.size(1) - 1))
         drafts, qs = [], []
         last = unread - 1  # which fed position predicts the next token
+        confidence = torch.ones(bsz, dtype=torch.float64, device=tokens.device)
+        drafted = torch.full((bsz,), k, dtype=torch.long, device=tokens.device)
         for j in range(k):
             logits = self.lean.forward(state, feed)
             self.calls += 1
@@ -63,15 +70,23 @@ class DraftModelProposer:
             lprobs = self.rules.log_probs(self.model, logits, steps, tokens, prefix)
             if self.sampler is None:
                 draft = lprobs[:, 0].argmax(-1)
+                prob = lprobs[:, 0].gather(1, draft[:, None]).squeeze(1).exp()
             else:
                 q = self.sampler.distribution(lprobs[:, 0])
                 draft = torch.multinomial(q, 1).squeeze(1)
+                prob = q.gather(1, draft[:, None]).squeeze(1)
                 qs.append(q)
             tokens[rows, n_tokens + j] = draft
             drafts.append(draft)
             feed = draft[:, None]
+            if stop is not None and j + 1 < k:
+                confidence = confidence * prob.double()
+                stops = stop(prob, confidence) & (drafted == k)
+                drafted = torch.where(stops, torch.full_like(drafted, j + 1), drafted)
+                if bool((drafted <= j + 1).all()):
+                    break
         q = torch.stack(qs, dim=1) if qs else None
-        return torch.stack(drafts, dim=1), q
+        return torch.stack(drafts, dim=1), q, drafted.clamp(max=len(drafts))
 
     def rollback(self, n_tokens: Tensor) -> None:
         """Rows now hold n_tokens[b] committed tokens; keep only cache entries that match them."""

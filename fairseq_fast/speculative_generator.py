@@ -36,11 +36,20 @@ class SpecStats:
     row_rounds: int = 0  # (row, verify pass) pairs
     proposed: int = 0  # draft tokens offered for verification (sum of per-row gamma)
     accepted: int = 0  # draft tokens kept
+    rejected: int = 0  # (row, verify pass) pairs that rejected a draft (at most one each)
     committed: int = 0  # tokens written (kept drafts + the target's own), EOS included
     sentences: int = 0
 
     @property
     def alpha(self) -> float:
+        """Leviathan et al.'s acceptance rate: the chance that a draft token is kept given that
+        the ones before it were. Each verified position is one trial: a kept draft is a success,
+        the first rejection of a window a failure; drafts after a rejection are never tried.
+        (accepted / proposed, the share of drafts kept, is lower and is not this alpha.)"""
+        return self.accepted / max(self.accepted + self.rejected, 1)
+
+    @property
+    def kept_share(self) -> float:
         return self.accepted / max(self.proposed, 1)
 
     @property
@@ -51,47 +60,61 @@ class SpecStats:
         return (f"speculative decoding: {self.sentences} sentences, target calls "
                 f"{self.target_calls}, draft calls {self.draft_calls}, mean accepted tokens per "
                 f"target call {self.tokens_per_target_call:.2f}, acceptance rate alpha "
-                f"{self.alpha:.3f}")
+                f"{self.alpha:.3f}, drafts kept {100 * self.kept_share:.1f}%")
 
 
 class AdaptiveDraftLength:
-    """Per-row gamma from an estimate of that row's acceptance rate.
+    """Per-row gamma: a window cap that follows HF's heuristic, and a cost-aware stop inside it.
 
-    HF's heuristic (+2 after a fully kept window, -1 otherwise) reacts to the last round only. Here
-    each row keeps a running estimate of its per-token acceptance rate alpha (kept / (kept +
-    rejections), exponentially weighted) and picks the gamma that maximises the expected tokens
-    per unit of time, (1 - alpha^(g+1)) / ((1 - alpha) (g c + 1)), with c the measured cost of
-    a draft step relative to a verify pass."""
+    Cap (HF transformers' "heuristic" schedule, per row): +2 after a window whose drafts were all
+    kept, -1 otherwise, within [1, maximum].
 
-    def __init__(self, initial: int, maximum: int, cost_ratio: float, decay: float = 0.6):
-        self.initial, self.maximum, self.decay = initial, maximum, decay
+    Stop: the draft's probability for each token it proposes estimates the chance the target
+    keeps it (a draft distilled from the target's outputs is trained to be exactly that), so the
+    product over the window so far estimates P(every draft so far is kept). One more draft step
+    costs c (a draft step relative to a verify pass) and adds that product's worth of expected
+    tokens; it pays while the product exceeds c times the tokens a unit of cost currently buys
+    (a running average). A row stops drafting there; the batch stops when every row has, or
+    reached its cap. HF's own confidence stop is a fixed threshold (0.4); this one follows c and
+    the measured throughput."""
+
+    def __init__(self, initial: int, maximum: int, cost_ratio: float):
+        self.initial, self.maximum = initial, maximum
         self.cost_ratio = cost_ratio
-        self.candidates = torch.arange(1, maximum + 1, dtype=torch.float64)
+        self.throughput = 1.0  # committed tokens per unit of cost (a verify pass = 1), running
 
     def start(self, batch: int, device) -> Tensor:
-        self.alpha = torch.full((batch,), 0.7, dtype=torch.float64, device=device)
         return torch.full((batch,), self.initial, dtype=torch.long, device=device)
 
-    def update(self, gamma: Tensor, accepted: Tensor) -> Tensor:
-        rejected = (accepted < gamma).double()
-        observed = accepted.double() / (accepted.double() + rejected).clamp(min=1)
-        self.alpha = self.decay * self.alpha + (1 - self.decay) * observed
-        a = self.alpha.clamp(1e-3, 1 - 1e-3)[:, None]
-        g = self.candidates.to(a.device)[None, :]
-        gain = (1 - a ** (g + 1)) / ((1 - a) * (g * self.cost_ratio + 1))
-        return gain.argmax(dim=1) + 1
+    def stop(self, prob: Tensor, product: Tensor) -> Tensor:
+        """Rows whose next draft step is not worth its cost (see the class docstring)."""
+        return product < self.cost_ratio * self.throughput
+
+    def update(self, cap: Tensor, offered: Tensor, accepted: Tensor, steps: int,
+               committed: int) -> Tensor:
+        """cap [B] this round's caps, offered [B] drafts verified per row (<= cap), accepted [B];
+        steps = draft steps run, committed = tokens the batch gained. Returns next round's caps."""
+        per_row = committed / max(cap.numel(), 1)
+        self.throughput = 0.8 * self.throughput + 0.2 * per_row / (1 + steps * self.cost_ratio)
+        grown = torch.where(accepted == offered, cap + 2, cap - 1)
+        return grown.clamp(1, self.maximum)
 
     def select_rows(self, rows: Tensor) -> None:
-        self.alpha = self.alpha.index_select(0, rows)
+        pass
 
 
 def step_cost(decoder: nn.Module) -> float:
     """Relative cost of one decoder step: a fixed overhead per layer (kernel launches and Python,
-    which dominate small models) plus the multiply-adds of its weights, in units of one
-    1024 x 1024 matmul."""
+    which dominate small models) plus the multiply-adds of the weights a step reads (the output
+    projection included, tied to the embeddings or not; the embedding lookup excluded), in units
+    of one 1024 x 1024 matmul."""
     per_layer_overhead = 0.5
-    weights = sum(p.numel() for p in decoder.parameters()) - decoder.embed_tokens.weight.numel()
-    return len(decoder.layers) * per_layer_overhead + weights / 2 ** 20
+    weights = {id(p): p.numel() for p in decoder.parameters()}
+    weights.pop(id(decoder.embed_tokens.weight), None)
+    projection = getattr(decoder, "output_projection", None)
+    if projection is not None:
+        weights[id(projection.weight)] = projection.weight.numel()
+    return len(decoder.layers) * per_layer_overhead + sum(weights.values()) / 2 ** 20
 
 
 class SpeculativeSequenceGenerator(nn.Module):
@@ -181,12 +204,15 @@ class SpeculativeSequenceGenerator(nn.Module):
 
         while ids.numel() > 0:
             k = int(gamma.max())
-            drafts, q = self.proposer.propose(tokens, n_tokens, k, prefix)
+            drafts, q, drafted = self.proposer.propose(
+                tokens, n_tokens, k, prefix, self.adaptive.stop if self.adaptive else None)
+            k = drafts.size(1)  # the proposer may stop early (adaptive: confidence)
+            offered = torch.minimum(gamma, drafted)
             window = (n_tokens - 1)[:, None] + torch.arange(k + 1, device=device)[None, :]
             logits = self.target.forward(target, tokens.gather(1, window))
             lprobs = self.rules.log_probs(self.model, logits, window, tokens, prefix)
             prev = cum.gather(1, (n_tokens - 1)[:, None]).squeeze(1)
-            verdict = self.acceptance.verify(lprobs, drafts, gamma, prev, q)
+            verdict = self.acceptance.verify(lprobs, drafts, offered, prev, q)
 
             # commit: row b keeps verdict.tokens[b, :accepted+1], cut after its first EOS; a
             # row reaching max_len ends there even if every score is -inf (n-gram blocking can
@@ -202,9 +228,10 @@ class SpeculativeSequenceGenerator(nn.Module):
             tokens.scatter_(1, dest, torch.where(write, verdict.tokens, tokens.gather(1, dest)))
             cum.scatter_(1, dest, torch.where(write, verdict.cum_scores, cum.gather(1, dest)))
             n_tokens = n_tokens + keep
-            self._count(k, gamma, verdict.accepted, keep, ids.numel())
+            self._count(k, offered, verdict.accepted, keep, ids.numel())
             if self.adaptive:
-                gamma = self.adaptive.update(gamma, verdict.accepted)
+                gamma = self.adaptive.update(gamma, offered, verdict.accepted, k,
+                                             int(keep.sum()))
 
             target.rollback_to(n_tokens - 1)
             self.proposer.rollback(n_tokens)
@@ -231,6 +258,7 @@ class SpeculativeSequenceGenerator(nn.Module):
         s.row_rounds += rows
         s.proposed += int(gamma.sum())
         s.accepted += int(accepted.sum())
+        s.rejected += int((accepted < gamma).sum())
         s.committed += int(keep.sum())
 
     def _finalize(self, tokens: Tensor, cum: Tensor, n: int) -> Dict[str, Tensor]:

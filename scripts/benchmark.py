@@ -14,6 +14,7 @@ import argparse
 import copy
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -35,27 +36,60 @@ from fairseq_fast.speculative_generator import (  # noqa: E402
 
 
 class HFHeuristic(AdaptiveDraftLength):
-    """HF transformers' assisted-generation rule, the anchor for --adaptive-draft-len:
-    +2 after a fully accepted window, -1 otherwise (here per row, capped as ours is)."""
+    """HF transformers' assisted-generation schedule, the anchor for --adaptive-draft-len:
+    +2 after a window whose drafts were all accepted, -1 otherwise (here per row, capped as
+    ours is), no confidence stop (HF before 4.46)."""
 
-    def update(self, gamma, accepted):
-        grown = torch.where(accepted == gamma, gamma + 2, gamma - 1)
-        return grown.clamp(1, self.maximum)
+    def stop(self, prob, product):
+        return torch.zeros_like(prob, dtype=torch.bool)
+
+    def update(self, cap, offered, accepted, steps, committed):
+        return torch.where(accepted == offered, cap + 2, cap - 1).clamp(1, self.maximum)
 
 
-def batches(task, n_sentences, batch_size):
+class HFConfidence(HFHeuristic):
+    """HF's schedule with its assistant_confidence_threshold (default 0.4 since 4.46): the
+    assistant stops once its probability for the token it just proposed is below 0.4."""
+
+    def stop(self, prob, product):
+        return prob < 0.4
+
+
+ADAPTIVE_RULES = {"hf": HFHeuristic, "hf+conf": HFConfidence}
+
+
+def batches(task, n_sentences, batch_size, seed=1):
+    """n_sentences drawn at random (fixed seed) from the whole test set, so that short and long
+    sentences are represented as they are in the set; grouped by length into batches the way
+    fairseq batches them."""
     task.load_dataset("test")
     ds = task.dataset("test")
-    it = task.get_batch_iterator(dataset=ds, max_sentences=batch_size,
-                                 max_positions=(1024, 1024), ignore_invalid_inputs=True,
-                                 seed=1, num_workers=0).next_epoch_itr(shuffle=False)
-    out, count = [], 0
-    for sample in it:
-        out.append(sample)
-        count += sample["nsentences"]
-        if count >= n_sentences:
-            break
-    return out, count
+    n = min(n_sentences, len(ds))
+    chosen = random.Random(seed).sample(range(len(ds)), n)
+    chosen.sort(key=lambda i: (ds.src_sizes[i], i))
+    return [ds.collater([ds[i] for i in chosen[j:j + batch_size]])
+            for j in range(0, n, batch_size)], n
+
+
+class CallTimer:
+    """Adds up wall time and calls of methods it wraps (on one object instance)."""
+
+    def __init__(self):
+        self.seconds, self.calls = 0.0, 0
+
+    def wrap(self, obj, *names):
+        for name in names:
+            fn = getattr(obj, name)
+
+            def timed(*a, _fn=fn, **k):
+                t0 = time.perf_counter()
+                try:
+                    return _fn(*a, **k)
+                finally:
+                    self.seconds += time.perf_counter() - t0
+                    self.calls += 1
+            setattr(obj, name, timed)
+        return self
 
 
 def decode_all(generator, model, samples, seed):
@@ -140,7 +174,8 @@ def main():
     settings = [("greedy", 1, {}), ("greedy", 8, {}),
                 ("sampling T=1", 1, {"sampling": True, "temperature": 1.0}),
                 ("greedy, adaptive draft len", 1, {"adaptive": "ours"}),
-                ("greedy, HF's draft-len heuristic", 1, {"adaptive": "hf"})]
+                ("greedy, HF's draft-len heuristic", 1, {"adaptive": "hf"}),
+                ("greedy, HF's heuristic + confidence 0.4", 1, {"adaptive": "hf+conf"})]
     report = {"threads": torch.get_num_threads(), "draft_len": args.draft_len, "settings": []}
     first, _ = batches(task, 1, 1)
     k = args.draft_len
@@ -162,24 +197,36 @@ def main():
             [target], task.target_dictionary, draft_model=draft, draft_len=k,
             sampling=opts.get("sampling", False), temperature=opts.get("temperature", 1.0),
             adaptive_draft_len="adaptive" in opts)
-        if opts.get("adaptive") == "hf":
-            spec.adaptive.__class__ = HFHeuristic
+        if opts.get("adaptive") in ADAPTIVE_RULES:
+            spec.adaptive.__class__ = ADAPTIVE_RULES[opts["adaptive"]]
         t_stock, t_spec, agree = [], [], None
+        # c as it is inside a real run (each model's weights evicted from cache by the other's)
+        drafting = CallTimer().wrap(spec.proposer, "propose")
+        verifying = CallTimer().wrap(spec.target, "forward")
+        draft_steps = 0
         for r in range(args.repeats):
             spec.stats = type(spec.stats)()
             ts, hs = decode_all(stock, target, samples, seed=r)
             tf, hf = decode_all(spec, target, samples, seed=r)
             t_stock.append(ts)
             t_spec.append(tf)
+            draft_steps += spec.stats.draft_calls
             if not opts.get("sampling"):
                 agree = sum(hs[i] == hf[i] for i in hs) / len(hs)
+        for obj, method in ((spec.proposer, "propose"), (spec.target, "forward")):
+            del obj.__dict__[method]  # unwrap
         a = spec.stats.alpha
-        bound = (1 - a ** (k + 1)) / ((1 - a) * (k * c + 1)) if a < 1 else (k + 1) / (k * c + 1)
+        c_run = ((drafting.seconds / max(draft_steps, 1))
+                 / (verifying.seconds / max(verifying.calls, 1)))
+        k_mean = spec.stats.draft_calls / max(spec.stats.target_calls, 1)
+        bound = ((1 - a ** (k + 1)) / ((1 - a) * (k_mean * c_run + 1)) if a < 1
+                 else (k + 1) / (k_mean * c_run + 1))
         speedup = statistics.median(t_stock) / statistics.median(t_spec)
         row = {"setting": name, "batch_size": bsz, "sentences": n,
                "stock_sent_per_s": n / statistics.median(t_stock),
                "spec_sent_per_s": n / statistics.median(t_spec), "speedup": speedup,
                "alpha": a, "tokens_per_target_call": spec.stats.tokens_per_target_call,
+               "draft_steps_per_round": k_mean, "c_in_run": c_run,
                "bound": bound, "share_of_bound": speedup / bound,
                "fp32_identical_share": agree}
         report["settings"].append(row)
@@ -199,13 +246,13 @@ def print_table(report):
           f"{d['lean_step_ms']:.2f} | matmuls {d['matmul_only_ms']:.2f};  "
           f"c = {report['cost_ratio_c']:.3f}")
     print("| setting | batch | stock sent/s | speculative sent/s | speedup | alpha | "
-          "tokens/target call | bound | share of bound | fp32 identical |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "tokens/target call | c in run | bound | share of bound | fp32 identical |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in report["settings"]:
         same = "-" if r["fp32_identical_share"] is None else f"{100 * r['fp32_identical_share']:.1f}%"
         print(f"| {r['setting']} | {r['batch_size']} | {r['stock_sent_per_s']:.2f} | "
               f"{r['spec_sent_per_s']:.2f} | {r['speedup']:.2f}x | {r['alpha']:.3f} | "
-              f"{r['tokens_per_target_call']:.2f} | {r['bound']:.2f}x | "
+              f"{r['tokens_per_target_call']:.2f} | {r['c_in_run']:.3f} | {r['bound']:.2f}x | "
               f"{100 * r['share_of_bound']:.0f}% | {same} |")
 
 

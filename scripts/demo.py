@@ -40,7 +40,7 @@ def binarise():
     return out
 
 
-def generate(data, batch_size, plugin, model="target.pt"):
+def generate(data, batch_size, plugin, model="target.pt", draft_len=4):
     env = dict(os.environ)
     cmd = [os.path.join(BIN, "fairseq-generate"), data, "--path",
            os.path.join(EXAMPLE, model), "--gen-subset", "test", "--beam", "1",
@@ -48,7 +48,7 @@ def generate(data, batch_size, plugin, model="target.pt"):
            "--source-lang", "es", "--target-lang", "en"]
     if plugin:
         cmd += ["--user-dir", os.path.join(ROOT, "fairseq_fast"), "--generator", "speculative",
-                "--draft-path", os.path.join(EXAMPLE, "draft.pt")]
+                "--draft-path", os.path.join(EXAMPLE, "draft.pt"), "--draft-len", str(draft_len)]
         env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
     else:  # stock fairseq 0.12 cannot load checkpoints on torch >= 2.6 without this
         env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
@@ -82,14 +82,16 @@ def bleu(hyps):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch-size", type=int, default=1)
+    ap.add_argument("--draft-len", type=int, default=4)
     ap.add_argument("--draft-bleu", action="store_true",
                     help="also translate with the draft alone and print its BLEU")
     args = ap.parse_args()
     data = binarise()
     print(f"[demo] {len(open(os.path.join(EXAMPLE, 'test.es')).readlines())} test sentences, "
-          f"greedy, batch size {args.batch_size}; stock first, then speculative (draft-len 4)")
+          f"greedy, batch size {args.batch_size}; stock first, then speculative "
+          f"(draft-len {args.draft_len})")
     stock = generate(data, args.batch_size, plugin=False)
-    spec = generate(data, args.batch_size, plugin=True)
+    spec = generate(data, args.batch_size, plugin=True, draft_len=args.draft_len)
     want, got = stock["hyps"], spec["hyps"]
     differing = [i for i in want if i not in got or got[i][1] != want[i][1]]
     worst = max(abs(want[i][0] - got[i][0]) for i in want if i in got)

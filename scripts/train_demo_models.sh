@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Train the demo pair on the binarised Bible corpus (scripts/prepare_data.py --out work/data).
 #   target: transformer, 4 encoder + 6 decoder layers, 256 dims, FFN 1024, pre-norm, shared embeddings
-#   draft:  3 encoder layers x 192 dims, 1 decoder layer x 128 dims (FFN 512), tied decoder embeddings
-# Usage: scripts/train_demo_models.sh target|draft [HOURS]
-# Both resume from work/ckpt/<name>/checkpoint_last.pt, so a run cut short can be continued.
+#   draft:  3 encoder layers x 192 dims, 1 decoder layer x 128 dims (FFN 512), tied decoder embeddings,
+#           trained from scratch on the references
+#   distill: the committed draft: `draft` fine-tuned on the target's greedy translations of the
+#           training set (scripts/make_distill_data.py): sequence-level distillation, which is what
+#           raises the acceptance rate. Run `target`, then `draft`, then `distill`.
+# Usage: scripts/train_demo_models.sh target|draft|distill [HOURS]
+# All resume from work/ckpt/<name>/checkpoint_last.pt, so a run cut short can be continued.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHICH=$1
@@ -11,12 +15,19 @@ HOURS=${2:-1.5}
 DATA=work/data/bin
 SAVE=work/ckpt/$WHICH
 mkdir -p "$SAVE"
+# fairseq-train reloads its own checkpoints (resume, --finetune-from-model): files it wrote itself
+export TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1
 COMMON=(--task translation --source-lang es --target-lang en
   --optimizer adam --adam-betas '(0.9,0.98)' --clip-norm 0.0 --lr-scheduler inverse_sqrt
   --criterion label_smoothed_cross_entropy --label-smoothing 0.1 --weight-decay 0.0001
   --max-tokens 4096 --no-epoch-checkpoints --save-dir "$SAVE" --log-format simple --log-interval 50
   --stop-time-hours "$HOURS" --max-epoch 60 --num-workers 0 --seed 1 --skip-invalid-size-inputs-valid-test
   --max-source-positions 512 --max-target-positions 512)
+DRAFT_ARCH=(--arch transformer --share-decoder-input-output-embed
+  --encoder-layers 3 --decoder-layers 1 --encoder-embed-dim 192 --decoder-embed-dim 128
+  --encoder-ffn-embed-dim 768 --decoder-ffn-embed-dim 512
+  --encoder-attention-heads 4 --decoder-attention-heads 4
+  --encoder-normalize-before --decoder-normalize-before --dropout 0.1 --attention-dropout 0.0)
 case "$WHICH" in
   target)
     ARCH=(--arch transformer --share-all-embeddings
@@ -26,12 +37,16 @@ case "$WHICH" in
       --encoder-normalize-before --decoder-normalize-before
       --dropout 0.2 --attention-dropout 0.1 --lr 1e-3 --warmup-updates 400 --warmup-init-lr 1e-7) ;;
   draft)
-    ARCH=(--arch transformer --share-decoder-input-output-embed
-      --encoder-layers 3 --decoder-layers 1 --encoder-embed-dim 192 --decoder-embed-dim 128
-      --encoder-ffn-embed-dim 768 --decoder-ffn-embed-dim 512
-      --encoder-attention-heads 4 --decoder-attention-heads 4
-      --encoder-normalize-before --decoder-normalize-before
-      --dropout 0.1 --attention-dropout 0.0 --lr 1e-3 --warmup-updates 400 --warmup-init-lr 1e-7) ;;
-  *) echo "usage: $0 target|draft [HOURS]" >&2; exit 2 ;;
+    ARCH=("${DRAFT_ARCH[@]}" --lr 1e-3 --warmup-updates 400 --warmup-init-lr 1e-7) ;;
+  distill)
+    # fine-tune the reference-trained draft (stage `draft`) on the target's greedy outputs;
+    # fairseq's --stop-time-hours counts the draft's earlier training time too, so this stage
+    # also stops at a fixed number of updates
+    TARGET=work/ckpt/target/checkpoint_best.pt
+    [ -f work/distill/bin/dict.en.txt ] || .venv/bin/python scripts/make_distill_data.py --target "$TARGET"
+    DATA=work/distill/bin
+    ARCH=("${DRAFT_ARCH[@]}" --finetune-from-model work/ckpt/draft/checkpoint_best.pt --max-update 2400
+      --lr 1e-3 --warmup-updates 200 --warmup-init-lr 1e-7) ;;
+  *) echo "usage: $0 target|draft|distill [HOURS]" >&2; exit 2 ;;
 esac
 exec .venv/bin/fairseq-train "$DATA" "${COMMON[@]}" "${ARCH[@]}"

@@ -18,6 +18,9 @@ def hub(tiny_pair):
     return model.eval()
 
 
+STOCK = dict(no_fast_cache=True, no_fast_ngram=True)  # fairseq's own generator, untouched
+
+
 def sentences(tiny_pair, n=10):
     with open(os.path.join(tiny_pair, "raw", "test.src")) as f:
         return [line.strip() for line in f][:n]
@@ -26,7 +29,7 @@ def sentences(tiny_pair, n=10):
 def test_translate_equals_stock_and_reuses_draft(hub, tiny_pair):
     draft = os.path.join(tiny_pair, "draft.pt")
     src = sentences(tiny_pair)
-    stock = hub.translate(src, beam=1)
+    stock = hub.translate(src, beam=1, **STOCK)
     before = draft_loading.loads
     spec = hub.translate(src, beam=1, generator="speculative", draft_path=draft, draft_len=4)
     assert spec == stock
@@ -99,3 +102,42 @@ def _greedy(hub):
     with open_dict(cfg):
         cfg.beam = 1
     return cfg
+
+
+@pytest.mark.parametrize("opts", [dict(beam=5), dict(beam=4, nbest=2, lenpen=0.7),
+                                  dict(beam=3, no_repeat_ngram_size=0, max_len_b=5)])
+def test_default_generator_equals_stock(hub, tiny_pair, opts):
+    """Loading the plugin makes the hub's default generator the fast one; same output."""
+    src = [hub.encode(s) for s in sentences(tiny_pair, 8)]
+    ours = hub.generate(src, **opts)
+    stock = hub.generate(src, **opts, **STOCK)
+    for a, b in zip(ours, stock):
+        assert [h["tokens"].tolist() for h in a] == [h["tokens"].tolist() for h in b]
+        assert all(abs(float(x["score"]) - float(y["score"])) < 1e-4 for x, y in zip(a, b))
+
+
+def test_default_generator_with_prefix(hub, tiny_pair):
+    """A forced prefix (the hub's prefix_tokens) goes through the decoder in one pass."""
+    src = [hub.encode(s) for s in sentences(tiny_pair, 4)]
+    prefix = torch.stack([s[:2] for s in src])  # any tokens will do as a forced prefix
+    batch = {"net_input": {"src_tokens": torch.stack([s[:4] for s in src]),
+                           "src_lengths": torch.full((4,), 4)}}
+    fast = hub.task.build_generator(hub.models, _args(hub, beam=3))
+    stock = hub.task.build_generator(hub.models, _args(hub, beam=3, **STOCK))
+    want = stock.generate(hub.models, batch, prefix_tokens=prefix)
+    got = fast.generate(hub.models, batch, prefix_tokens=prefix)
+    assert type(fast).__name__ == "FastSequenceGenerator" and fast.model.prefill
+    for a, b in zip(got, want):
+        assert [h["tokens"].tolist() for h in a] == [h["tokens"].tolist() for h in b]
+
+
+def _args(hub, **kw):
+    import copy
+
+    from omegaconf import open_dict
+
+    args = copy.deepcopy(hub.cfg.generation)
+    with open_dict(args):
+        for k, v in kw.items():
+            setattr(args, k, v)
+    return args

@@ -135,3 +135,20 @@ def test_speculative_sampling_matches_target_distribution(pair, temperature, top
                                          **common)
     wrong.acceptance = AcceptEverything(topk, topp)
     assert chi_square_p(wrong.generate([target], many), table) < 1e-6
+
+
+def test_confidence_stopped_windows_keep_the_target_distribution(pair):
+    """--adaptive-draft-len stops drafting where the draft's own sampled token is unlikely: a
+    window length chosen from the draft's samples must not bias what the target keeps."""
+    target, draft, sample, many = pair
+    table = exact_pairs(target, sample, 1.0, -1, -1.0)
+    torch.manual_seed(3)
+    spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=2,
+                                        adaptive_draft_len=True, sampling=True, max_len_b=2)
+    spec.adaptive.stop = lambda prob, product: prob < 0.2  # fires on some draws, not others
+    spec.adaptive.update = lambda cap, *rest: cap  # cap fixed at 2: only stops shorten windows
+    got = spec.generate([target], many)
+    s = spec.stats
+    assert s.proposed < 2 * s.row_rounds  # some windows were cut short by the stop rule ...
+    assert s.accepted > 0 and s.proposed > s.row_rounds  # ... others were not
+    assert chi_square_p(got, table) > 1e-3

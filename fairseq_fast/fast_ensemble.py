@@ -1,0 +1,172 @@
+"""FastEnsembleModel: fairseq's EnsembleModel on the lean decoder and its one cache.
+
+fairseq's SequenceGenerator talks to its models only through an EnsembleModel: forward_encoder,
+reorder_encoder_out, forward_decoder (one new token per row per step) and
+reorder_incremental_state. This subclass answers the same calls from a `DecoderState`
+(decoder_state.py, the cache the speculative and BiLD generators use) driven by `LeanDecoder`:
+
+  * self-attention K/V preallocated and written in place (no per-step torch.cat);
+  * encoder output and encoder-decoder K/V kept once per source sentence, shared by its beams
+    (grouped attention), never expanded to beam copies; copied only when sentences finish;
+  * reorders copy only the rows whose beam changed, and nothing when the order is unchanged;
+  * prefill: a forced prefix (--prefix-size, a language model's prompt, the hub's prefix_tokens)
+    goes through the decoder in one pass at step 0; the next steps read their scores from it.
+
+The search itself (beam search, sampling, diverse beam, constraints, ...) stays fairseq's.
+"""
+import logging
+import math
+from typing import List, Optional
+
+import torch
+from fairseq.sequence_generator import EnsembleModel, EnsembleModelWithAlignment
+from torch import Tensor
+
+from fairseq_fast.decoder_state import DecoderState
+from fairseq_fast.errors import UserError
+from fairseq_fast.lean_decoder import LeanDecoder
+
+logger = logging.getLogger(__name__)
+STATE = "fairseq_fast"  # key of our DecoderState in fairseq's per-model incremental-state dict
+INITIAL_CAPACITY = 32  # decoder inputs; doubles when needed
+
+
+def _is_identity(order: Tensor, size: int) -> bool:
+    return order.numel() == size and torch.equal(order, torch.arange(size, device=order.device))
+
+
+class FastEnsembleModel(EnsembleModel):
+    def __init__(self, models, prefill: bool = True):
+        super().__init__(models)
+        self.lean = [LeanDecoder(m.decoder) for m in models]  # UserError if unsupported
+        self.prefill = prefill
+        self.prefix: Optional[Tensor] = None  # this batch's forced prefix (set by the generator)
+        self._group = 1  # rows per source sentence in the generator's layout (its beam size)
+        self._expanded = False
+        self._ahead = None  # prefilled scores: (inputs [N, m+1], lprobs [N, m+1, V], attn | None)
+
+    # -- encoder ------------------------------------------------------------------------------
+    def forward_encoder(self, net_input):
+        self._expanded, self._group, self._ahead = False, 1, None
+        return super().forward_encoder(net_input)
+
+    def reorder_encoder_out(self, encoder_outs, new_order):
+        """Keep one encoder output per source sentence, whatever the number of beams.
+
+        The generator's first call expands sentences to beams (new_order = each sentence index
+        repeated beam times); later calls map rows to rows. Rows of one sentence always stay
+        together, so only the sentence order matters here."""
+        if not self.has_encoder():
+            return []
+        n_in = encoder_outs[0]["encoder_out"][0].size(1)
+        if not self._expanded:
+            self._group = new_order.numel() // max(n_in, 1)
+            self._expanded = True
+            sentences = new_order.view(-1, self._group)[:, 0]
+        else:
+            sentences = new_order.view(-1, self._group)[:, 0] // self._group
+        if _is_identity(sentences, n_in):
+            return encoder_outs
+        return [model.encoder.reorder_encoder_out(enc, sentences)
+                for model, enc in zip(self.models, encoder_outs)]
+
+    # -- decoder ------------------------------------------------------------------------------
+    def reorder_incremental_state(self, incremental_states, new_order):
+        for states in incremental_states:
+            if STATE in states:
+                states[STATE].select_rows(new_order)
+        if self._ahead is not None and not _is_identity(new_order, self._ahead[0].size(0)):
+            self._ahead = tuple(None if t is None else t.index_select(0, new_order)
+                                for t in self._ahead)
+
+    def forward_decoder(self, tokens, encoder_outs, incremental_states, temperature: float = 1.0):
+        step = tokens.size(1) - 1
+        if self._ahead is not None:
+            inputs, lprobs, attn = self._ahead
+            # Rows still on the prefix read their scores from the prefill. A row whose token
+            # differs is a dead beam: fairseq forces the prefix by giving every other token -inf
+            # (and beam search fills spare beams with such candidates), so that row's score is
+            # -inf whatever its log-probs, and it can never be finalised. If no row follows
+            # the prefix, the search has left it: forget the prefill and decode normally.
+            if step < inputs.size(1) and bool((tokens[:, step] == inputs[:, step]).any()):
+                # contiguous, as stock's: searches view() it, and the generator edits it
+                return (lprobs[:, step].contiguous(),
+                        None if attn is None else attn[:, step].contiguous())
+            for states in incremental_states:
+                states[STATE].rollback_to(torch.full_like(states[STATE].lengths, step))
+            self._ahead = None
+        if step == 0:
+            feed = self._prefill_inputs(tokens)
+        else:
+            feed = tokens[:, -1:]
+        lprobs, attn = self._decode(feed, encoder_outs, incremental_states, temperature)
+        if feed.size(1) > 1:
+            self._ahead = (feed, lprobs, attn)
+        return (lprobs[:, 0].contiguous(), None if attn is None else attn[:, 0].contiguous())
+
+    def _prefill_inputs(self, tokens: Tensor) -> Tensor:
+        """[BOS, p_1 .. p_m] per row: the forced prefix's columns that no row leaves (no padding,
+        no EOS), or just BOS when prefill is off or there is no prefix."""
+        prefix = self.prefix
+        if not self.prefill or prefix is None or prefix.numel() == 0:
+            return tokens[:, :1]
+        group = tokens.size(0) // prefix.size(0)
+        prefix = prefix.repeat_interleave(group, dim=0) if group > 1 else prefix
+        decoder = self.single_model.decoder
+        stops = (prefix == decoder.padding_idx) | (prefix == decoder.dictionary.eos())
+        bad = stops.any(dim=0).nonzero()
+        m = int(bad[0]) if bad.numel() else prefix.size(1)
+        return torch.cat([tokens[:, :1], prefix[:, :m].to(tokens)], dim=1)
+
+    def _decode(self, feed: Tensor, encoder_outs, incremental_states, temperature: float):
+        """Run every model on `feed` [N, n]: log-probs [N, n, V] and attention [N, n, S]|None,
+        combined as fairseq's EnsembleModel combines them."""
+        log_probs: List[Tensor] = []
+        avg_attn: Optional[Tensor] = None
+        for i, (model, lean) in enumerate(zip(self.models, self.lean)):
+            state = incremental_states[i].get(STATE)
+            if state is None:
+                param = next(model.parameters())
+                encoder_out = encoder_outs[i] if self.has_encoder() else None
+                state = lean.init_state(encoder_out, feed.size(0), INITIAL_CAPACITY,
+                                        param.dtype, param.device)
+                incremental_states[i][STATE] = state
+            if lean.has_cross_attention and state.cross_k:
+                logits, attn = lean.forward(state, feed, need_attn=True)
+            else:
+                logits, attn = lean.forward(state, feed), None
+            logits = logits.div_(temperature)
+            probs = model.get_normalized_probs((logits, None), log_probs=True, sample=None)
+            if self.models_size == 1:
+                return probs, attn
+            log_probs.append(probs)
+            if attn is not None:
+                avg_attn = attn if avg_attn is None else avg_attn.add_(attn)
+        avg = torch.logsumexp(torch.stack(log_probs, dim=0), dim=0) - math.log(self.models_size)
+        if avg_attn is not None:
+            avg_attn.div_(self.models_size)
+        return avg, avg_attn
+
+
+class FastEnsembleModelWithAlignment(FastEnsembleModel, EnsembleModelWithAlignment):
+    """The same, for SequenceGeneratorWithAlignment (--print-alignment): forward_align is
+    fairseq's (a full forward pass per hypothesis after search)."""
+
+
+def fast_ensemble(models, prefill: bool, with_alignment: bool = False):
+    """Our ensemble for `models`, or None (logged once) when a decoder is not one the lean path
+    reproduces exactly; the generator then keeps fairseq's own, so output is unchanged."""
+    cls = FastEnsembleModelWithAlignment if with_alignment else FastEnsembleModel
+    try:
+        return cls(list(models), prefill=prefill)
+    except UserError as e:
+        if not _warned:
+            _warned.append(str(e))
+            logger.info(f"fairseq_fast: keeping fairseq's decoding path ({e})")
+        return None
+
+
+_warned: List[str] = []
+
+
+__all__ = ["FastEnsembleModel", "FastEnsembleModelWithAlignment", "fast_ensemble", "DecoderState"]

@@ -1,0 +1,94 @@
+"""fairseq's SequenceGenerator with the plugin's faster defaults (what `--generator default` runs
+once the plugin is loaded; overrides.py's `fast_defaults` entry builds these).
+
+Not a new search: fairseq's own `_generate` loop, search strategies and finalisation run
+unchanged. Three parts are swapped, each behind its flag:
+
+    --no-fast-cache    FastEnsembleModel (fast_ensemble.py): lean decoder, in-place K/V cache,
+                       encoder K/V once per source, minimal reorders
+    --no-fast-prefill  forced prefixes through the decoder in one pass (needs the fast cache)
+    --no-fast-ngram    VectorisedNGramBlock: the n-gram rule fairseq's CUDA kernel implements,
+                       in torch, on any device (fairseq's CPU path blocks nothing: #5206)
+"""
+import logging
+from dataclasses import dataclass
+
+import torch
+from fairseq.sequence_generator import SequenceGenerator, SequenceGeneratorWithAlignment
+from torch import Tensor, nn
+
+from fairseq_fast.fast_ensemble import FastEnsembleModel, fast_ensemble
+from fairseq_fast.ngram_blocker import block_repeated_ngrams
+
+logger = logging.getLogger("fairseq_fast")
+
+
+@dataclass
+class FastDefaults:
+    cache: bool = True
+    prefill: bool = True
+    ngram: bool = True
+
+    def any(self) -> bool:
+        return self.cache or self.ngram
+
+
+class VectorisedNGramBlock(nn.Module):
+    """Drop-in for fairseq's NGramRepeatBlock: same call, the kernel's rule, no host copies."""
+
+    def __init__(self, no_repeat_ngram_size: int):
+        super().__init__()
+        self.n = no_repeat_ngram_size
+
+    def forward(self, tokens: Tensor, lprobs: Tensor, bsz: int, beam_size: int, step: int):
+        steps = torch.full((lprobs.size(0), 1), step, dtype=torch.long, device=lprobs.device)
+        return block_repeated_ngrams(lprobs[:, None], tokens[:, : step + 1], steps, self.n)[:, 0]
+
+
+class _FastMixin:
+    def _accelerate(self, fast: FastDefaults, with_alignment: bool) -> None:
+        self.fast = fast
+        if fast.cache:
+            model = fast_ensemble(self.model.models, fast.prefill, with_alignment)
+            if model is not None:
+                model.set_decoder_beam_size(self.beam_size)
+                model.eval()
+                self.model = model
+        if fast.ngram and self.repeat_ngram_blocker is not None:
+            self.repeat_ngram_blocker = VectorisedNGramBlock(
+                self.repeat_ngram_blocker.no_repeat_ngram_size)
+        on = [name for name, active in (
+            ("fast cache", isinstance(self.model, FastEnsembleModel)),
+            ("prefill", isinstance(self.model, FastEnsembleModel) and self.model.prefill),
+            ("vectorised n-gram blocker", isinstance(self.repeat_ngram_blocker,
+                                                     VectorisedNGramBlock))) if active]
+        logger.info(f"fairseq_fast: {type(self).__name__} with " + (", ".join(on) or "nothing"))
+
+    def _set_prefix(self, prefix_tokens):
+        if isinstance(self.model, FastEnsembleModel):
+            self.model.prefix = prefix_tokens
+
+    @torch.no_grad()
+    def generate(self, models, sample, **kwargs):
+        self._set_prefix(kwargs.get("prefix_tokens"))
+        try:
+            return super().generate(models, sample, **kwargs)
+        finally:
+            self._set_prefix(None)
+
+    def _generate(self, sample, prefix_tokens=None, constraints=None, bos_token=None):
+        self._set_prefix(prefix_tokens)
+        return super()._generate(sample, prefix_tokens=prefix_tokens, constraints=constraints,
+                                 bos_token=bos_token)
+
+
+class FastSequenceGenerator(_FastMixin, SequenceGenerator):
+    def __init__(self, models, tgt_dict, fast: FastDefaults = FastDefaults(), **kwargs):
+        super().__init__(models, tgt_dict, **kwargs)
+        self._accelerate(fast, with_alignment=False)
+
+
+class FastSequenceGeneratorWithAlignment(_FastMixin, SequenceGeneratorWithAlignment):
+    def __init__(self, models, tgt_dict, fast: FastDefaults = FastDefaults(), **kwargs):
+        super().__init__(models, tgt_dict, **kwargs)
+        self._accelerate(fast, with_alignment=True)

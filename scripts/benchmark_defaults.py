@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Benchmark the plugin's default generator (fast cache, prefill, n-gram blocker) against stock.
+
+    python scripts/benchmark_defaults.py [--sentences 256] [--repeats 3] [--json work/benchmark_defaults.json]
+
+Both generators come from FairseqTask.build_generator with the same options: the plugin's override
+(FastSequenceGenerator) and fairseq's original (`__wrapped__`). Same batches, alternating, several
+repeats, medians. Reported per setting: sentences/s, speedup, the share of generation time spent
+outside the model's encoder/decoder calls, and fp32 agreement (identical hypotheses). Then the
+n-gram blocker alone: 320 rows x 200 steps, n = 3, fairseq's CPU path vs ours.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from argparse import Namespace
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+import fairseq_fast  # noqa: E402,F401
+from fairseq import checkpoint_utils  # noqa: E402
+from fairseq.ngram_repeat_block import NGramRepeatBlock  # noqa: E402
+from fairseq.sequence_generator import EnsembleModel  # noqa: E402
+from fairseq.tasks import FairseqTask  # noqa: E402
+
+from benchmark import CallTimer, batches  # noqa: E402
+from fairseq_fast.fast_generator import VectorisedNGramBlock  # noqa: E402
+
+
+def gen_args(cfg, **kw):
+    args = Namespace(**{k: getattr(cfg.generation, k) for k in cfg.generation.keys()})
+    args.max_len_b = 200
+    for k, v in kw.items():
+        setattr(args, k, v)
+    return args
+
+
+def decode(generator, model, samples):
+    timer = CallTimer().wrap(generator.model, "forward_encoder", "forward_decoder")
+    t0 = time.perf_counter()
+    hyps = {}
+    for s in samples:
+        for i, h in zip(s["id"].tolist(), generator.generate([model], s)):
+            hyps[i] = h[0]["tokens"].tolist()
+    total = time.perf_counter() - t0
+    for name in ("forward_encoder", "forward_decoder"):
+        del generator.model.__dict__[name]  # unwrap
+    return total, timer.seconds, hyps
+
+
+def blocker_benchmark(rows=320, steps=200, n=3, vocab=4008, repeats=3):
+    g = torch.Generator().manual_seed(0)
+    tokens = torch.full((rows, steps + 2), 1, dtype=torch.long)
+    tokens[:, 0] = 2
+    tokens[:, 1:steps + 1] = torch.randint(4, 24, (rows, steps), generator=g)  # repeats happen
+    lprobs = torch.zeros(rows, vocab)
+    stock = NGramRepeatBlock(n, use_extension=False)
+    ours = VectorisedNGramBlock(n)
+
+    def run(block):
+        t0 = time.perf_counter()
+        for step in range(steps):
+            block(tokens, lprobs.clone(), rows, 1, step)
+        return time.perf_counter() - t0
+
+    times = {"stock_cpu_s": [], "ours_s": []}
+    for _ in range(repeats):
+        times["stock_cpu_s"].append(run(stock))
+        times["ours_s"].append(run(ours))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    med["speedup"] = med["stock_cpu_s"] / med["ours_s"]
+    med.update(rows=rows, steps=steps, n=n)
+    return med
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ex = os.path.join(ROOT, "user_dir_examples", "bible_es_en")
+    ap.add_argument("--target", default=os.path.join(ex, "target.pt"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "work", "demo", "bin"))
+    ap.add_argument("--sentences", type=int, default=256)
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_defaults.json"))
+    args = ap.parse_args()
+    if not os.path.exists(args.data):
+        import demo
+        args.data = demo.binarise()
+    torch.set_grad_enabled(False)
+    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+        [args.target], arg_overrides={"data": args.data, "source_lang": "es", "target_lang": "en"})
+    model = models[0].eval()
+    samples, n = batches(task, args.sentences, args.batch_size)
+    settings = [("beam 5, no-repeat-ngram 3", dict(beam=5, no_repeat_ngram_size=3)),
+                ("beam 5", dict(beam=5)),
+                ("greedy", dict(beam=1))]
+    report = {"threads": torch.get_num_threads(), "batch_size": args.batch_size,
+              "sentences": n, "settings": []}
+    for name, opts in settings:
+        a = gen_args(cfg, **opts)
+        ours = task.build_generator([model], a)
+        stock = FairseqTask.build_generator.__wrapped__(task, [model], a)
+        assert type(stock.model) is EnsembleModel and type(ours.model) is not EnsembleModel
+        t_stock, t_ours, in_stock, in_ours = [], [], [], []
+        for _ in range(args.repeats):
+            ts, ms, hs = decode(stock, model, samples)
+            to, mo, ho = decode(ours, model, samples)
+            t_stock.append(ts), t_ours.append(to)
+            in_stock.append(ms / ts), in_ours.append(mo / to)
+        same = sum(hs[i] == ho[i] for i in hs) / len(hs)
+        row = {"setting": name, "stock_sent_per_s": n / statistics.median(t_stock),
+               "ours_sent_per_s": n / statistics.median(t_ours),
+               "speedup": statistics.median(t_stock) / statistics.median(t_ours),
+               "stock_outside_model_share": 1 - statistics.median(in_stock),
+               "ours_outside_model_share": 1 - statistics.median(in_ours),
+               "fp32_identical_share": same}
+        if opts.get("no_repeat_ngram_size"):
+            row["note"] = "stock's CPU blocker bans nothing (fairseq #5206): outputs differ"
+        report["settings"].append(row)
+        print(json.dumps(row), flush=True)
+    report["ngram_blocker"] = blocker_benchmark()
+    print(json.dumps(report["ngram_blocker"]), flush=True)
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(report, f, indent=1)
+    print_table(report)
+
+
+def print_table(report):
+    print(f"\nbatch size {report['batch_size']}, {report['sentences']} test sentences, "
+          f"{report['threads']} threads")
+    print("| setting | stock sent/s | plugin sent/s | speedup | time outside model calls "
+          "(stock / plugin) | fp32 identical |")
+    print("|---|---|---|---|---|---|")
+    for r in report["settings"]:
+        print(f"| {r['setting']} | {r['stock_sent_per_s']:.2f} | {r['ours_sent_per_s']:.2f} | "
+              f"{r['speedup']:.2f}x | {100 * r['stock_outside_model_share']:.0f}% / "
+              f"{100 * r['ours_outside_model_share']:.0f}% | "
+              f"{100 * r['fp32_identical_share']:.1f}% |")
+    b = report["ngram_blocker"]
+    print(f"\nn-gram blocker alone ({b['rows']} rows x {b['steps']} steps, n = {b['n']}): "
+          f"fairseq CPU {b['stock_cpu_s']:.2f} s, ours {b['ours_s']:.3f} s, {b['speedup']:.0f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,295 @@
+"""The plugin's default generator (fast cache, prefill, vectorised n-gram blocker) == stock fairseq.
+
+Generators are built the way fairseq-generate, fairseq-interactive and the hub build them, with
+FairseqTask.build_generator: once with the plugin's override (FastSequenceGenerator...) and once
+with fairseq's original (`__wrapped__`), from the same generation options. Float64 models;
+hypotheses, scores, positional scores, attention and alignments are compared for every beam.
+Stock is given the correct n-gram rule (its CPU blocker bans nothing: fairseq issue #5206).
+"""
+import argparse
+
+import pytest
+import torch
+from fairseq.tasks import FairseqTask
+from fairseq.token_generation_constraints import pack_constraints
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fairseq_fast  # noqa: F401  (applies the overrides)
+from fairseq_fast.decoder_state import DecoderState
+from fairseq_fast.fast_ensemble import FastEnsembleModel
+from fairseq_fast.fast_generator import FastSequenceGenerator, VectorisedNGramBlock
+from fairseq_fast.lean_decoder import LeanDecoder
+from model_factory import language_model, make_dictionary, source_batch, translation_model
+from test_speculative_equality import ReferenceNGramBlock, model_shapes
+
+DICT = make_dictionary(16)
+SETTINGS = dict(deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+class Task(FairseqTask):
+    """Just enough of a task for build_generator (dictionaries)."""
+
+    def __init__(self, dictionary=DICT):
+        self.src_dict = self.tgt_dict = dictionary
+
+    @property
+    def source_dictionary(self):
+        return self.src_dict
+
+    @property
+    def target_dictionary(self):
+        return self.tgt_dict
+
+
+TASK = Task()
+
+
+def gen_args(**kw):
+    base = dict(beam=5, nbest=1, max_len_a=0, max_len_b=200, min_len=1, unnormalized=False,
+                lenpen=1, unkpen=0, temperature=1.0, match_source_len=False,
+                no_repeat_ngram_size=0, sampling=False, sampling_topk=-1, sampling_topp=-1.0,
+                diverse_beam_groups=-1, diverse_beam_strength=0.5, diversity_rate=-1,
+                constraints=None, print_alignment=None, score_reference=False)
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+def build_pair(models, args):
+    ours = TASK.build_generator(models, args)
+    stock = FairseqTask.build_generator.__wrapped__(TASK, models, args)
+    if args.no_repeat_ngram_size:
+        stock.repeat_ngram_blocker = ReferenceNGramBlock(args.no_repeat_ngram_size)
+    return ours, stock
+
+
+def assert_same(expected, got, nbest):
+    assert len(expected) == len(got)
+    for want_beams, have_beams in zip(expected, got):
+        assert len(want_beams) == len(have_beams)
+        for want, have in list(zip(want_beams, have_beams))[:nbest]:
+            assert have["tokens"].tolist() == want["tokens"].tolist()
+            assert torch.allclose(have["score"], want["score"], atol=1e-9, rtol=0)
+            assert torch.allclose(have["positional_scores"], want["positional_scores"],
+                                  atol=1e-9, rtol=0)
+            if want["attention"] is not None and want["attention"].numel():
+                assert torch.allclose(have["attention"].double(), want["attention"].double(),
+                                      atol=1e-6)
+            if torch.is_tensor(want.get("alignment")) and want["alignment"].numel():
+                assert torch.equal(have["alignment"], want["alignment"])
+
+
+def run_both(models, args, sample, seed=0, **kwargs):
+    ours, stock = build_pair(models, args)
+    assert isinstance(ours.model, FastEnsembleModel)
+    torch.manual_seed(seed)
+    expected = stock.generate(models, sample, **kwargs)
+    torch.manual_seed(seed)
+    got = ours.generate(models, sample, **kwargs)
+    assert_same(expected, got, args.nbest)
+    return got
+
+
+search_options = st.one_of(
+    st.fixed_dictionaries({"beam": st.sampled_from([1, 2, 5])}),
+    st.fixed_dictionaries({"beam": st.sampled_from([1, 3]), "sampling": st.just(True),
+                           "sampling_topk": st.sampled_from([-1, 3]),
+                           "sampling_topp": st.sampled_from([-1.0, 0.8]),
+                           "temperature": st.sampled_from([0.7, 1.0, 1.3])}),
+    st.fixed_dictionaries({"beam": st.just(4), "diverse_beam_groups": st.just(2)}),
+    st.fixed_dictionaries({"beam": st.just(3), "diversity_rate": st.just(0.5)}),
+    st.fixed_dictionaries({"beam": st.just(3), "match_source_len": st.just(True)}),
+    st.fixed_dictionaries({"beam": st.just(3), "constraints": st.just("ordered")}),
+    st.fixed_dictionaries({"beam": st.just(3), "print_alignment": st.just("hard")}),
+)
+
+length_options = st.fixed_dictionaries({
+    "eos_bias": st.sampled_from([-4.0, 0.0, 2.0]),
+    "max_len_a": st.sampled_from([0, 1]),
+    "max_len_b": st.integers(2, 12),
+    "min_len": st.integers(1, 3),
+    "lenpen": st.sampled_from([1.0, 0.5, 2.0]),
+    "unkpen": st.sampled_from([0.0, 1.0]),
+    "ngram": st.sampled_from([0, 0, 2, 3]),
+    "nbest": st.integers(1, 3),
+    "prefix_size": st.sampled_from([0, 0, 1, 3]),
+})
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(shape=model_shapes(False), search=search_options, opts=length_options,
+       lengths=st.lists(st.integers(1, 9), min_size=1, max_size=4))
+def test_translation_equals_stock(shape, search, opts, lengths):
+    model = translation_model(TASK, eos_bias=opts["eos_bias"], **shape)
+    args = gen_args(max_len_a=opts["max_len_a"], max_len_b=opts["max_len_b"],
+                    min_len=min(opts["min_len"], opts["max_len_b"]), lenpen=opts["lenpen"],
+                    unkpen=opts["unkpen"], no_repeat_ngram_size=opts["ngram"], **search)
+    args.nbest = min(opts["nbest"], args.beam)
+    sample = source_batch(DICT, lengths, seed=shape["seed"])
+    kwargs = {}
+    g = torch.Generator().manual_seed(shape["seed"] + 1)
+    if opts["prefix_size"] and not args.constraints:
+        kwargs["prefix_tokens"] = torch.randint(DICT.nspecial, len(DICT),
+                                                (len(lengths), opts["prefix_size"]), generator=g)
+    if args.constraints:
+        kwargs["constraints"] = pack_constraints(
+            [[torch.randint(DICT.nspecial, len(DICT), (2,), generator=g)] for _ in lengths])
+        args.max_len_b = max(args.max_len_b, 6)
+    if args.match_source_len:
+        args.min_len = 1
+    run_both([model], args, sample, seed=shape["seed"], **kwargs)
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(shape=model_shapes(False), beam=st.sampled_from([1, 3]),
+       prompts=st.lists(st.integers(0, 5), min_size=1, max_size=4),
+       eos_bias=st.sampled_from([-4.0, 0.0]), prefill=st.booleans())
+def test_language_model_prompts_equal_stock(shape, beam, prompts, eos_bias, prefill):
+    """Prompts of different lengths are right-padded prefix tokens (fairseq's LM task); prefill
+    covers the columns every prompt has, the rest is forced step by step as stock does."""
+    shape = dict(shape)
+    lm = language_model(TASK, eos_bias=eos_bias, **shape)
+    width = max(max(prompts), 1)
+    g = torch.Generator().manual_seed(shape["seed"])
+    prefix = torch.full((len(prompts), width), DICT.pad(), dtype=torch.long)
+    for i, n in enumerate(prompts):
+        prefix[i, :n] = torch.randint(DICT.nspecial, len(DICT), (n,), generator=g)
+    sample = {"net_input": {"src_tokens": prefix, "src_lengths": torch.tensor(prompts)}}
+    args = gen_args(beam=beam, max_len_b=8, no_fast_prefill=not prefill)
+    run_both([lm], args, sample, prefix_tokens=prefix if max(prompts) > 0 else None)
+
+
+def test_ensemble_equals_stock():
+    models = [translation_model(TASK, seed=s, eos_bias=-1.0) for s in (1, 2)]
+    run_both(models, gen_args(beam=4, max_len_b=10), source_batch(DICT, [4, 7, 2], seed=5))
+
+
+def test_encoder_memory_does_not_grow_with_beam(monkeypatch):
+    """Encoder K/V are held once per source sentence: their first dimension is the number of
+    sentences for every beam size, and the beams attend to them without copies."""
+    seen = []
+    original = LeanDecoder.init_state
+
+    def spy(self, *args, **kwargs):
+        state = original(self, *args, **kwargs)
+        seen.append(state)
+        return state
+
+    monkeypatch.setattr(LeanDecoder, "init_state", spy)
+    model = translation_model(TASK, layers=2, eos_bias=-2.0, seed=4)
+    sample = source_batch(DICT, [3, 8, 5], seed=2)
+    for beam in (1, 4, 8):
+        seen.clear()
+        run_both([model], gen_args(beam=beam, max_len_b=12), sample)
+        state = seen[0]
+        assert state.group == beam
+        assert state.self_k.size(1) == 3 * beam  # decoder rows: one per beam
+        for k, v in zip(state.cross_k, state.cross_v):
+            assert k.size(0) == v.size(0) == 3  # encoder K/V: one per sentence
+
+
+def test_reorder_copies_only_what_changed():
+    state = DecoderState.allocate(2, 4, 1, 2, 8, [torch.randn(2, 1, 3, 2)] * 2,
+                                  [torch.randn(2, 1, 3, 2)] * 2, None, torch.float64, "cpu",
+                                  group=2)
+    state.self_k.normal_()
+    state.lengths.fill_(5)
+    before = state.self_k.clone()
+    ptr = state.self_k.data_ptr()
+    state.select_rows(torch.arange(4))  # unchanged order: nothing happens
+    assert state.self_k.data_ptr() == ptr and torch.equal(state.self_k, before)
+    state.select_rows(torch.tensor([1, 1, 2, 3]))  # row 0 takes row 1 (same sentence)
+    assert state.self_k.data_ptr() == ptr  # written in place
+    assert torch.equal(state.self_k[:, 0, :, :5], before[:, 1, :, :5])
+    assert torch.equal(state.self_k[:, 0, :, 5:], before[:, 0, :, 5:])  # beyond length: untouched
+    assert torch.equal(state.self_k[:, 1:], before[:, 1:])
+    cross = state.cross_k[0]
+    state.select_rows(torch.tensor([2, 3]))  # sentence 0 finished
+    assert state.cross_k[0].size(0) == 1 and torch.equal(state.cross_k[0][0], cross[1])
+
+
+def test_switches_give_fairseq_its_own_parts():
+    model = translation_model(TASK, seed=1)
+    ours = TASK.build_generator([model], gen_args(no_repeat_ngram_size=2))
+    assert isinstance(ours, FastSequenceGenerator) and isinstance(ours.model, FastEnsembleModel)
+    assert isinstance(ours.repeat_ngram_blocker, VectorisedNGramBlock)
+    off = TASK.build_generator([model], gen_args(no_repeat_ngram_size=2, no_fast_cache=True,
+                                                 no_fast_ngram=True))
+    assert type(off.model).__name__ == "EnsembleModel"
+    assert type(off.repeat_ngram_blocker).__name__ == "NGramRepeatBlock"
+    no_prefill = TASK.build_generator([model], gen_args(no_fast_prefill=True))
+    assert isinstance(no_prefill.model, FastEnsembleModel) and not no_prefill.model.prefill
+
+
+def test_prefill_runs_the_prefix_in_one_pass(monkeypatch):
+    calls = []
+    original = LeanDecoder.forward
+
+    def spy(self, state, tokens, need_attn=False):
+        calls.append(tokens.size(1))
+        return original(self, state, tokens, need_attn)
+
+    monkeypatch.setattr(LeanDecoder, "forward", spy)
+    model = translation_model(TASK, seed=2, eos_bias=-8.0)
+    prefix = torch.tensor([[5, 6, 7, 8], [9, 10, 11, 12]])
+    got = run_both([model], gen_args(beam=2, max_len_b=6), source_batch(DICT, [3, 4]),
+                   prefix_tokens=prefix)
+    assert calls[0] == 5  # BOS + 4 forced tokens at step 0 ...
+    assert len(calls) == 1 + (6 + 1 - 5)  # ... then one call per remaining step
+    assert all(h["tokens"][:4].tolist() == prefix[i].tolist() for i, b in enumerate(got) for h in b)
+
+
+def test_unsupported_decoder_keeps_stock_path():
+    model = translation_model(TASK, seed=1)
+    model.decoder.cross_self_attention = True  # a decoder the lean path does not reproduce
+    ours = TASK.build_generator([model], gen_args())
+    assert type(ours.model).__name__ == "EnsembleModel"
+
+
+# -- the n-gram blocker ---------------------------------------------------------------------
+@settings(max_examples=200, **SETTINGS)
+@given(n=st.integers(1, 4), rows=st.lists(st.lists(st.integers(4, 7), min_size=1, max_size=14),
+                                          min_size=1, max_size=4))
+def test_vectorised_blocker_bans_exactly_the_rule(n, rows):
+    from fairseq_fast.ngram_blocker import reference_banned
+
+    step = min(len(r) for r in rows) - 1
+    tokens = torch.full((len(rows), 20), DICT.pad(), dtype=torch.long)
+    for i, r in enumerate(rows):
+        tokens[i, : len(r)] = torch.tensor(r)
+    lprobs = torch.zeros(len(rows), len(DICT), dtype=torch.float64)
+    out = VectorisedNGramBlock(n)(tokens, lprobs.clone(), len(rows), 1, step)
+    for i in range(len(rows)):
+        banned = {t for t in range(len(DICT)) if out[i, t] == float("-inf")}
+        assert banned == reference_banned(tokens[i, : step + 1].tolist(), step, n)
+
+
+def test_stock_cpu_blocker_is_what_differs():
+    """Hand-made: after 'a b c a b' with n = 3, the rule bans 'c'. fairseq's CPU path reads the
+    buffer's padded tail instead of the suffix and bans nothing; ours bans exactly 'c'."""
+    from fairseq.ngram_repeat_block import NGramRepeatBlock
+
+    a, b, c = 5, 6, 7
+    tokens = torch.full((1, 12), DICT.pad(), dtype=torch.long)
+    tokens[0, :6] = torch.tensor([DICT.eos(), a, b, c, a, b])
+    step = 5
+    stock = NGramRepeatBlock(3, use_extension=False)(tokens, torch.zeros(1, 16), 1, 1, step)
+    ours = VectorisedNGramBlock(3)(tokens, torch.zeros(1, 16), 1, 1, step)
+    assert not torch.isinf(stock).any()
+    assert torch.isinf(ours).nonzero()[:, 1].tolist() == [c]
+    # with the tail cut off at the step, stock's rule agrees: the bug is the padded tail
+    fixed = NGramRepeatBlock(3, use_extension=False)(tokens[:, : step + 1], torch.zeros(1, 16),
+                                                    1, 1, step)
+    assert torch.isinf(fixed).nonzero()[:, 1].tolist() == [c]
+
+
+@pytest.mark.parametrize("beam", [1, 5])
+def test_generation_with_ngram_blocking_has_no_repeats(beam):
+    model = translation_model(TASK, layers=1, eos_bias=-8.0, seed=7)  # long, repetitive outputs
+    sample = source_batch(DICT, [4, 6], seed=3)
+    got = run_both([model], gen_args(beam=beam, max_len_b=30, no_repeat_ngram_size=2), sample)
+    for beams in got:
+        toks = beams[0]["tokens"].tolist()
+        grams = list(zip(toks, toks[1:]))
+        assert len(grams) == len(set(grams))
