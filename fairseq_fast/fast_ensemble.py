@@ -22,7 +22,6 @@ import torch
 from fairseq.sequence_generator import EnsembleModel, EnsembleModelWithAlignment
 from torch import Tensor
 
-from fairseq_fast.decoder_state import DecoderState
 from fairseq_fast.errors import UserError
 from fairseq_fast.lean_decoder import LeanDecoder
 
@@ -153,6 +152,9 @@ class FastEnsembleModelWithAlignment(FastEnsembleModel, EnsembleModelWithAlignme
     fairseq's (a full forward pass per hypothesis after search)."""
 
 
+_warned: List[str] = []  # the reason the fast cache was refused, logged once per process
+
+
 def fast_ensemble(models, prefill: bool, with_alignment: bool = False):
     """Our ensemble for `models`, or None (logged once) when a decoder is not one the lean path
     reproduces exactly; the generator then keeps fairseq's own, so output is unchanged."""
@@ -166,7 +168,3 @@ def fast_ensemble(models, prefill: bool, with_alignment: bool = False):
         return None
 
 
-_warned: List[str] = []
-
-
-__all__ = ["FastEnsembleModel", "FastEnsembleModelWithAlignment", "fast_ensemble", "DecoderState"]
