@@ -7,7 +7,7 @@ padded tail of the token buffer instead of the suffix and so bans nothing during
 fairseq issue #5206.)
 
 No Python loop over rows or steps and no device-to-host copy: one unfold, one comparison, one
-scatter. `reference_banned` below is the plain implementation the tests compare against.
+scatter (a min-reduce straight into lprobs, no vocabulary-sized temporaries). `reference_banned` below is the plain implementation the tests compare against.
 """
 from typing import List
 
@@ -16,7 +16,7 @@ from torch import Tensor
 
 
 def block_repeated_ngrams(lprobs: Tensor, tokens: Tensor, steps: Tensor, n: int) -> Tensor:
-    """Set banned entries of lprobs to -inf.
+    """Set banned entries of lprobs to -inf, in place (and return lprobs).
 
     lprobs [B, m, V]: log-probs for the token after tokens[b, 0..steps[b, j]]
     tokens [B, L]: token buffer (BOS at 0); entries after a row's step are ignored
@@ -39,9 +39,9 @@ def block_repeated_ngrams(lprobs: Tensor, tokens: Tensor, steps: Tensor, n: int)
     valid = starts[None, None, :] <= (steps - n + 1)[:, :, None]
     hit = same & valid
     nxt = grams[:, :, n - 1][:, None, :].expand(-1, steps.size(1), -1)  # [B, m, C]
-    # add, not assign: a window that misses must not clear a ban on the same token
-    counts = torch.zeros_like(lprobs).scatter_add_(2, nxt, hit.to(lprobs.dtype))
-    return lprobs.masked_fill(counts > 0, float("-inf"))
+    # min, not assign: a window that misses (+inf) must not clear a ban on the same token
+    inf = torch.tensor(float("inf"), dtype=lprobs.dtype, device=lprobs.device)
+    return lprobs.scatter_reduce_(2, nxt, torch.where(hit, -inf, inf), reduce="amin")
 
 
 def reference_banned(tokens: List[int], step: int, n: int) -> set:
