@@ -99,9 +99,6 @@ class AdaptiveDraftLength:
         grown = torch.where(accepted == offered, cap + 2, cap - 1)
         return grown.clamp(1, self.maximum)
 
-    def select_rows(self, rows: Tensor) -> None:
-        pass
-
 
 def step_cost(decoder: nn.Module) -> float:
     """Relative cost of one decoder step: a fixed overhead per layer (kernel launches and Python,
@@ -247,8 +244,6 @@ class SpeculativeSequenceGenerator(nn.Module):
                     prefix = prefix.index_select(0, alive)
                 target.select_rows(alive)
                 self.proposer.select_rows(alive)
-                if self.adaptive:
-                    self.adaptive.select_rows(alive)
         return finalized
 
     def _count(self, k, gamma, accepted, keep, rows) -> None:

@@ -150,6 +150,17 @@ def step_costs(model, sample, k):
             "matmul_only_ms": 1e3 * median_time(matmuls)}
 
 
+def load_target(path, data):
+    """The target model (eval mode), its config and task, on the demo test set binarised at
+    `data` (made by demo.py when missing)."""
+    if not os.path.exists(data):
+        import demo
+        data = demo.binarise()
+    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+        [path], arg_overrides={"data": data, "source_lang": "es", "target_lang": "en"})
+    return models[0].eval(), cfg, task
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ex = os.path.join(ROOT, "user_dir_examples", "bible_es_en")
@@ -161,13 +172,7 @@ def main():
     ap.add_argument("--draft-len", type=int, default=4)
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark.json"))
     args = ap.parse_args()
-    if not os.path.exists(args.data):
-        import demo
-        args.data = demo.binarise()
-
-    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
-        [args.target], arg_overrides={"data": args.data, "source_lang": "es", "target_lang": "en"})
-    target = models[0].eval()
+    target, cfg, task = load_target(args.target, args.data)
     draft = load_draft(task, args.draft, target)
     torch.set_grad_enabled(False)
 

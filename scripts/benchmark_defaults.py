@@ -23,12 +23,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import fairseq_fast  # noqa: E402,F401
-from fairseq import checkpoint_utils  # noqa: E402
 from fairseq.ngram_repeat_block import NGramRepeatBlock  # noqa: E402
 from fairseq.sequence_generator import EnsembleModel  # noqa: E402
 from fairseq.tasks import FairseqTask  # noqa: E402
 
-from benchmark import CallTimer, batches  # noqa: E402
+from benchmark import CallTimer, batches, load_target  # noqa: E402
 from fairseq_fast.fast_generator import VectorisedNGramBlock  # noqa: E402
 
 
@@ -88,13 +87,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_defaults.json"))
     args = ap.parse_args()
-    if not os.path.exists(args.data):
-        import demo
-        args.data = demo.binarise()
     torch.set_grad_enabled(False)
-    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
-        [args.target], arg_overrides={"data": args.data, "source_lang": "es", "target_lang": "en"})
-    model = models[0].eval()
+    model, cfg, task = load_target(args.target, args.data)
     samples, n = batches(task, args.sentences, args.batch_size)
     settings = [("beam 5, no-repeat-ngram 3", dict(beam=5, no_repeat_ngram_size=3)),
                 ("beam 5", dict(beam=5)),

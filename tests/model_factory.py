@@ -69,6 +69,17 @@ def _spread_logits(decoder, dictionary, eos_bias):
         proj.bias[dictionary.eos()] = eos_bias
 
 
+def prompt_batch(dictionary, prompts, seed=0):
+    """Language-model prompts of the given lengths as fairseq's language_modeling task passes
+    them: right-padded prefix tokens (also the source tokens). Returns (sample, prefix | None)."""
+    g = torch.Generator().manual_seed(seed)
+    prefix = torch.full((len(prompts), max(max(prompts), 1)), dictionary.pad(), dtype=torch.long)
+    for i, n in enumerate(prompts):
+        prefix[i, :n] = torch.randint(dictionary.nspecial, len(dictionary), (n,), generator=g)
+    sample = {"net_input": {"src_tokens": prefix, "src_lengths": torch.tensor(prompts)}}
+    return sample, (prefix if max(prompts) > 0 else None)
+
+
 def source_batch(dictionary, lengths, seed=0, device="cpu"):
     """Left-padded source batch as fairseq's LanguagePairDataset makes it (EOS-terminated)."""
     g = torch.Generator().manual_seed(seed)

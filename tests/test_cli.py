@@ -77,12 +77,17 @@ def test_generate_matches_stock(tiny_pair, extra, ours):
     assert f"speculative decoding: {translated} sentences, target calls" in log
 
 
+def interactive_input(pair, n, beam):
+    """(stdin text of the first n test sources, fairseq-interactive arguments)"""
+    with open(os.path.join(pair, "raw", "test.src")) as f:
+        text = "".join(f.readlines()[:n])
+    return text, [os.path.join(pair, "data-bin"), "--path", os.path.join(pair, "target.pt"),
+                  "--beam", str(beam), "--source-lang", "src", "--target-lang", "tgt",
+                  "--buffer-size", "4", "--batch-size", "4"]
+
+
 def test_interactive_matches_stock(tiny_pair):
-    with open(os.path.join(tiny_pair, "raw", "test.src")) as f:
-        text = "".join(f.readlines()[:12])
-    args = [os.path.join(tiny_pair, "data-bin"), "--path", os.path.join(tiny_pair, "target.pt"),
-            "--beam", "1", "--source-lang", "src", "--target-lang", "tgt", "--buffer-size", "4",
-            "--batch-size", "4"]
+    text, args = interactive_input(tiny_pair, 12, beam=1)
     stock = run("fairseq-interactive", args, plugin=False, stdin=text)
     plugin = run("fairseq-interactive", args + SPEC(tiny_pair), stdin=text)
     assert_same(stock, plugin)

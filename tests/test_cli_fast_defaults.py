@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from test_cli import assert_same, run
+from test_cli import assert_same, interactive_input, run
 
 
 def args(pair, *extra):
@@ -49,10 +49,6 @@ def test_switches_off(tiny_pair):
 
 
 def test_interactive_beam_matches_stock(tiny_pair):
-    with open(os.path.join(tiny_pair, "raw", "test.src")) as f:
-        text = "".join(f.readlines()[:10])
-    common = [os.path.join(tiny_pair, "data-bin"), "--path", os.path.join(tiny_pair, "target.pt"),
-              "--beam", "5", "--source-lang", "src", "--target-lang", "tgt", "--buffer-size", "4",
-              "--batch-size", "4"]
+    text, common = interactive_input(tiny_pair, 10, beam=5)
     assert_same(run("fairseq-interactive", common, plugin=False, stdin=text),
                 run("fairseq-interactive", common, stdin=text))

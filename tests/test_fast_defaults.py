@@ -20,7 +20,8 @@ from fairseq_fast.decoder_state import DecoderState
 from fairseq_fast.fast_ensemble import FastEnsembleModel
 from fairseq_fast.fast_generator import FastSequenceGenerator, VectorisedNGramBlock
 from fairseq_fast.lean_decoder import LeanDecoder
-from model_factory import language_model, make_dictionary, source_batch, translation_model
+from model_factory import (language_model, make_dictionary, prompt_batch, source_batch,
+                           translation_model)
 from test_speculative_equality import ReferenceNGramBlock, model_shapes
 
 DICT = make_dictionary(16)
@@ -150,14 +151,9 @@ def test_language_model_prompts_equal_stock(shape, beam, prompts, eos_bias, pref
     covers the columns every prompt has, the rest is forced step by step as stock does."""
     shape = dict(shape)
     lm = language_model(TASK, eos_bias=eos_bias, **shape)
-    width = max(max(prompts), 1)
-    g = torch.Generator().manual_seed(shape["seed"])
-    prefix = torch.full((len(prompts), width), DICT.pad(), dtype=torch.long)
-    for i, n in enumerate(prompts):
-        prefix[i, :n] = torch.randint(DICT.nspecial, len(DICT), (n,), generator=g)
-    sample = {"net_input": {"src_tokens": prefix, "src_lengths": torch.tensor(prompts)}}
+    sample, prefix = prompt_batch(DICT, prompts, seed=shape["seed"])
     args = gen_args(beam=beam, max_len_b=8, no_fast_prefill=not prefill)
-    run_both([lm], args, sample, prefix_tokens=prefix if max(prompts) > 0 else None)
+    run_both([lm], args, sample, prefix_tokens=prefix)
 
 
 def test_ensemble_equals_stock():

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from fairseq_fast.ngram_blocker import reference_banned
 from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
-from model_factory import (DummyTask, language_model, make_dictionary, source_batch,
-                           translation_model)
+from model_factory import (DummyTask, language_model, make_dictionary, prompt_batch,
+                           source_batch, translation_model)
 
 DICT = make_dictionary(16)
 TASK = DummyTask(DICT, DICT)
@@ -104,13 +104,8 @@ def test_language_model_greedy_equals_stock(target, draft, gen, prompts):
     target = {k: v for k, v in target.items()}
     lm = language_model(TASK, eos_bias=gen["eos_bias"], **target)
     drf = language_model(TASK, **draft)
-    width = max(max(prompts), 1)
-    g = torch.Generator().manual_seed(target["seed"])
-    prefix = torch.full((len(prompts), width), DICT.pad(), dtype=torch.long)
-    for i, n in enumerate(prompts):
-        prefix[i, :n] = torch.randint(DICT.nspecial, len(DICT), (n,), generator=g)
-    sample = {"net_input": {"src_tokens": prefix, "src_lengths": torch.tensor(prompts)}}
-    compare(lm, drf, sample, gen, prefix if max(prompts) > 0 else None)
+    sample, prefix = prompt_batch(DICT, prompts, seed=target["seed"])
+    compare(lm, drf, sample, gen, prefix)
 
 
 def test_identical_draft_accepts_everything():
