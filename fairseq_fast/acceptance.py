@@ -48,24 +48,50 @@ class GreedyAcceptance:
     """Exact greedy: keep drafts while each equals the target's greedy token.
 
     The target's token at each position is chosen exactly as fairseq's BeamSearch with beam 1
-    chooses it: top-2 of (log-probs + running score) in float32, first candidate. Drafts are
-    only hints, so greedy output is the target's whatever the draft proposes."""
+    chooses it: top-2 of (log-probs + running score) in float32, first candidate, where the
+    running score is that of the drafts before the position (for every kept draft, the target's
+    own choice). Drafts are only hints, so greedy output is the target's whatever they are."""
 
     needs_draft_probs = False
+
+    def tolerates(self, draft_lprobs: Tensor) -> Tensor:
+        """Drafts [B, K] the rule keeps although the target would choose another token."""
+        return torch.zeros_like(draft_lprobs, dtype=torch.bool)
 
     def verify(self, lprobs: Tensor, drafts: Tensor, gamma: Tensor, prev_score: Tensor,
                q: Optional[Tensor] = None) -> Verdict:
         """lprobs [B, K+1, V] edited target log-probs; drafts [B, K]; gamma [B]; prev_score [B]."""
-        m = lprobs.size(1)
-        k = min(2, lprobs.size(-1) - 1)
-        tokens = torch.empty(lprobs.shape[:2], dtype=torch.long, device=lprobs.device)
-        scores = torch.empty(lprobs.shape[:2], dtype=lprobs.dtype, device=lprobs.device)
-        for j in range(m):
-            top = torch.topk(lprobs[:, j] + prev_score[:, None], k=k)
-            tokens[:, j] = top.indices[:, 0]
-            prev_score = scores[:, j] = top.values[:, 0]
-        accepted = leading_true(drafts == tokens[:, : drafts.size(1)], gamma)
-        return Verdict(accepted, tokens, scores)
+        bsz, kk = drafts.shape
+        draft_lprobs = lprobs[:, :kk].gather(2, drafts[:, :, None]).squeeze(2)
+        draft_cum = cumulate(prev_score, draft_lprobs)  # [B, K] running score through d_j
+        before = torch.cat([prev_score[:, None], draft_cum], dim=1)  # [B, K+1]
+        top = torch.topk(lprobs + before[:, :, None], k=min(2, lprobs.size(-1) - 1), dim=-1)
+        choice, choice_cum = top.indices[:, :, 0], top.values[:, :, 0]
+        ok = (drafts == choice[:, :kk]) | self.tolerates(draft_lprobs)
+        accepted = leading_true(ok, gamma)
+        rows = torch.arange(bsz, device=drafts.device)
+        tokens = torch.cat([drafts, choice[:, kk:]], dim=1)
+        tokens[rows, accepted] = choice[rows, accepted]
+        cum = torch.cat([draft_cum, choice_cum[:, kk:]], dim=1)
+        cum[rows, accepted] = choice_cum[rows, accepted]
+        return Verdict(accepted, tokens, cum)
+
+
+class BiLDRollback(GreedyAcceptance):
+    """BiLD's rollback policy (Kim et al. 2023): the small model's token d_j is dropped, with
+    everything after it, at the first position where its cross-entropy under the large model,
+    -log p_L(d_j), exceeds the threshold, unless d_j is the large model's own choice (as in the
+    paper's released code); the large model's token replaces it. A window with no such position
+    is kept whole and the large model adds its own next token.
+
+    Threshold 0 drops every disagreement (exact greedy, as GreedyAcceptance); the default 5.0
+    keeps small-model tokens the large model gives at least e^-5 = 0.7% probability."""
+
+    def __init__(self, threshold: float):
+        self.threshold = threshold
+
+    def tolerates(self, draft_lprobs: Tensor) -> Tensor:
+        return -draft_lprobs <= self.threshold
 
 
 class RejectionSampling:

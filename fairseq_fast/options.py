@@ -12,24 +12,39 @@ from fairseq.dataclass import FairseqDataclass
 
 from fairseq_fast.errors import UserError
 
-GENERATORS = ("default", "speculative")
+GENERATORS = ("default", "speculative", "bild")
 
 
 @dataclass
 class FastGenerationConfig(FairseqDataclass):
     generator: str = field(default="default", metadata={
-        "help": "sequence generator: 'default' (fairseq's own) or 'speculative' (a draft model "
+        "help": "sequence generator: 'default' (fairseq's own), 'speculative' (a draft model "
                 "proposes --draft-len tokens, the --path model verifies them in one pass; greedy "
-                "output identical to default, sampling exactly the --path model's distribution)"})
+                "output identical to default, sampling exactly the --path model's distribution) "
+                "or 'bild' (Big Little Decoder: the --draft-path model writes, the --path model "
+                "takes over when it is unsure and rolls back tokens it disagrees with; faster, "
+                "not identical; greedy only)"})
     draft_path: Optional[str] = field(default=None, metadata={
-        "help": "draft model checkpoint for --generator speculative; it must share the target "
-                "model's dictionaries"})
+        "help": "draft (small) model checkpoint for --generator speculative or bild; it must "
+                "share the target model's dictionaries"})
     draft_len: int = field(default=4, metadata={
         "help": "tokens the draft proposes per verification pass (gamma)"})
     adaptive_draft_len: bool = field(default=False, metadata={
         "help": "per-sentence draft length between 1 and 2 x --draft-len: the cap grows by 2 "
                 "after a fully accepted window and shrinks by 1 otherwise (HF's heuristic), and "
                 "drafting stops early where the draft's confidence no longer pays for a step"})
+    bild_fallback_threshold: float = field(default=0.6, metadata={
+        "help": "BiLD fallback: when the small model's probability for its next token is below "
+                "this, the token is dropped and the large model writes it (0..1; 1 = the large "
+                "model writes every token)"})
+    bild_rollback_threshold: float = field(default=5.0, metadata={
+        "help": "BiLD rollback: the first small-model token whose cross-entropy -log p_large "
+                "exceeds this (and that the large model would not choose itself) is replaced "
+                "by the large model's token, and the tokens after it are dropped (>= 0; 0 = "
+                "output identical to the large model's greedy output)"})
+    bild_max_small_steps: int = field(default=10, metadata={
+        "help": "BiLD: the most tokens the small model writes before the large model checks "
+                "them"})
     no_fast_cache: bool = field(default=False, metadata={
         "help": "fairseq's own incremental state instead of the plugin's (in-place K/V cache, "
                 "encoder K/V once per source sentence, minimal beam reorders); implies "
@@ -80,5 +95,13 @@ def validate(cfg: FastGenerationConfig) -> None:
         raise UserError(f"--draft-path {cfg.draft_path}: no such file")
     if not os.access(cfg.draft_path, os.R_OK):
         raise UserError(f"--draft-path {cfg.draft_path}: not readable")
-    if int(cfg.draft_len) < 1:
+    if cfg.generator == "bild":
+        from fairseq_fast.bild_generator import check_thresholds
+
+        check_thresholds(float(cfg.bild_fallback_threshold), float(cfg.bild_rollback_threshold),
+                         cfg.bild_max_small_steps)
+        if cfg.adaptive_draft_len:
+            raise UserError("--adaptive-draft-len is for --generator speculative; BiLD's window "
+                            "is set by --bild-fallback-threshold and --bild-max-small-steps")
+    elif int(cfg.draft_len) < 1:
         raise UserError(f"--draft-len must be >= 1 (got {cfg.draft_len})")

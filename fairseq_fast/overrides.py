@@ -13,7 +13,9 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
     remember_flags     fairseq.options.parse_args_and_arch        checks those flags (one-line
                                                                   errors) and keeps their values
     build_generator    FairseqTask.build_generator                --generator speculative builds
-                                                                  SpeculativeSequenceGenerator
+                                                                  SpeculativeSequenceGenerator,
+                                                                  --generator bild
+                                                                  BiLDSequenceGenerator
     fast_defaults      (inside build_generator) fairseq's         --generator default builds
                        SequenceGenerator[WithAlignment]           FastSequenceGenerator[...]:
                                                                   fast cache (--no-fast-cache),
@@ -86,7 +88,8 @@ def _parse_args_and_arch(original):
 
 # -- generator choice ------------------------------------------------------------------------
 def check_generation_args(args, cfg, extra_gen_cls_kwargs=None, prefix_allowed_tokens_fn=None):
-    """Refuse, with one line, every generation option the speculative generator cannot honour."""
+    """Refuse, with one line, every generation option the speculative and BiLD generators
+    cannot honour."""
     g = lambda name, default=None: getattr(args, name, default)  # noqa: E731
     name = f"--generator {cfg.generator}"
     if g("beam", 5) != 1:
@@ -105,6 +108,7 @@ def check_generation_args(args, cfg, extra_gen_cls_kwargs=None, prefix_allowed_t
         (prefix_allowed_tokens_fn is not None, "prefix_allowed_tokens_fn"),
         (len(g("path", "").split(os.pathsep)) > 1 if g("path") else False, "an ensemble in --path"),
         ((g("temperature", 1.0) or 1.0) <= 0, "--temperature <= 0"),
+        (cfg.generator == "bild" and g("sampling", False), "--sampling (BiLD is greedy only)"),
     ]
     for bad, what in refused:
         if bad:
@@ -123,7 +127,7 @@ def _build_generator(original):
                             extra_gen_cls_kwargs=extra_gen_cls_kwargs,
                             prefix_allowed_tokens_fn=prefix_allowed_tokens_fn)
         check_generation_args(args, cfg, extra_gen_cls_kwargs, prefix_allowed_tokens_fn)
-        return build_speculative(self, models, args, cfg)
+        return build_draft_generator(self, models, args, cfg)
 
     return build_generator
 
@@ -145,7 +149,9 @@ def fast_default_generator(args, cfg, extra_gen_cls_kwargs):
     return FastSequenceGenerator, extra
 
 
-def build_speculative(task, models, args, cfg):
+def build_draft_generator(task, models, args, cfg):
+    """SpeculativeSequenceGenerator or BiLDSequenceGenerator, with the draft loaded (once)."""
+    from fairseq_fast.bild_generator import BiLDSequenceGenerator
     from fairseq_fast.draft_loading import load_draft
     from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
 
@@ -154,14 +160,24 @@ def build_speculative(task, models, args, cfg):
         raise UserError(f"--generator {cfg.generator} takes one model in --path, got {len(models)}")
     g = lambda name, default: getattr(args, name, default)  # noqa: E731
     draft = load_draft(task, cfg.draft_path, models[0])
-    generator = SpeculativeSequenceGenerator(
-        models, task.target_dictionary, draft_model=draft, draft_len=int(cfg.draft_len),
-        adaptive_draft_len=bool(cfg.adaptive_draft_len), beam_size=g("beam", 5),
-        max_len_a=g("max_len_a", 0), max_len_b=g("max_len_b", 200), min_len=g("min_len", 1),
-        normalize_scores=not g("unnormalized", False), len_penalty=g("lenpen", 1),
-        unk_penalty=g("unkpen", 0), temperature=g("temperature", 1.0),
-        sampling=g("sampling", False), sampling_topk=g("sampling_topk", -1),
-        sampling_topp=g("sampling_topp", -1.0), no_repeat_ngram_size=g("no_repeat_ngram_size", 0))
+    common = dict(
+        beam_size=g("beam", 5), max_len_a=g("max_len_a", 0), max_len_b=g("max_len_b", 200),
+        min_len=g("min_len", 1), normalize_scores=not g("unnormalized", False),
+        len_penalty=g("lenpen", 1), unk_penalty=g("unkpen", 0),
+        temperature=g("temperature", 1.0), sampling=g("sampling", False),
+        no_repeat_ngram_size=g("no_repeat_ngram_size", 0))
+    if cfg.generator == "bild":
+        generator = BiLDSequenceGenerator(
+            models, task.target_dictionary, small_model=draft,
+            fallback_threshold=float(cfg.bild_fallback_threshold),
+            rollback_threshold=float(cfg.bild_rollback_threshold),
+            max_small_steps=int(cfg.bild_max_small_steps), **common)
+    else:
+        generator = SpeculativeSequenceGenerator(
+            models, task.target_dictionary, draft_model=draft, draft_len=int(cfg.draft_len),
+            adaptive_draft_len=bool(cfg.adaptive_draft_len),
+            sampling_topk=g("sampling_topk", -1), sampling_topp=g("sampling_topp", -1.0),
+            **common)
     if options._cli_values:  # a command-line run: print the summary beside fairseq's at exit
         atexit.register(lambda: logger.info(generator.stats.summary()))
     return generator

@@ -4,11 +4,16 @@ A proposer only proposes: `propose` writes K guesses per row into the token buff
 (after each row's committed tokens) and returns them, with the draft's distributions q when the
 acceptance rule needs them. `rollback` tells it how many tokens each row kept.
 
+Drafting ends for a row when it proposes EOS, or when a stop rule says so: a rule is an object
+with `stop(prob, product) -> [B] bool` and `discards_last` (False: the token just proposed is
+still offered, as in speculative decoding's confidence stop; True: it is withdrawn, as in BiLD's
+fallback, where the target writes that position itself).
+
 The draft's cache may lag one token behind the committed text (when every draft was kept, the
 draft never read its own last guess); the first step of the next round feeds each row whatever it
 has not read yet (1 or 2 tokens), as gpt-fast does.
 """
-from typing import Callable, Optional, Tuple
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -28,6 +33,7 @@ class DraftModelProposer:
         self.sampler = sampler
         self.state: Optional[DecoderState] = None
         self.calls = 0  # decoder forward passes
+        self.last_steps = 0  # decoder passes of the last propose()
 
     def start(self, net_input: dict, batch: int, capacity: int) -> None:
         encoder_out = None
@@ -37,14 +43,13 @@ class DraftModelProposer:
         self.state = self.lean.init_state(encoder_out, batch, capacity, param.dtype, param.device)
 
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
-                stop: Optional[Callable[[Tensor, Tensor], Tensor]] = None
-                ) -> Tuple[Tensor, Optional[Tensor], Tensor]:
+                 stop=None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
         """tokens [B, L] (committed text, BOS at 0; scratch after n_tokens[b]); n_tokens [B].
-        Writes drafts to tokens[b, n_tokens[b] + j]. `stop(prob, product)` (optional) sees, per
-        row, the draft's probability of the token just proposed and the product of those over
-        the window so far, and returns which rows draft no further; drafting ends when all
-        rows have stopped.
-        Returns drafts [B, k'], q [B, k', V] | None, drafted [B] (k' = max drafted <= k)."""
+        Writes drafts to tokens[b, n_tokens[b] + j]. `stop` (optional, see the module docstring)
+        sees, per row, the draft's probability of the token just proposed and the product of
+        those over the window so far. Drafting ends when every row has stopped.
+        Returns drafts [B, k'], q [B, k', V] | None, drafted [B] (drafts offered per row;
+        k' = max(drafted) <= k)."""
         state = self.state
         bsz = tokens.size(0)
         rows = torch.arange(bsz, device=tokens.device)
@@ -55,8 +60,10 @@ class DraftModelProposer:
         feed = tokens.gather(1, index.clamp(max=tokens.size(1) - 1))
         drafts, qs = [], []
         last = unread - 1  # which fed position predicts the next token
-        confidence = torch.ones(bsz, dtype=torch.float64, device=tokens.device)
+        product = torch.ones(bsz, dtype=torch.float64, device=tokens.device)
         drafted = torch.full((bsz,), k, dtype=torch.long, device=tokens.device)
+        running = torch.ones(bsz, dtype=torch.bool, device=tokens.device)
+        withdraw = 1 if stop is not None and stop.discards_last else 0
         for j in range(k):
             logits = self.lean.forward(state, feed)
             self.calls += 1
@@ -79,14 +86,29 @@ class DraftModelProposer:
             tokens[rows, n_tokens + j] = draft
             drafts.append(draft)
             feed = draft[:, None]
-            if stop is not None and j + 1 < k:
-                confidence = confidence * prob.double()
-                stops = stop(prob, confidence) & (drafted == k)
-                drafted = torch.where(stops, torch.full_like(drafted, j + 1), drafted)
-                if bool((drafted <= j + 1).all()):
-                    break
-        q = torch.stack(qs, dim=1) if qs else None
-        return torch.stack(drafts, dim=1), q, drafted.clamp(max=len(drafts))
+            if j + 1 == k:
+                break
+            ends = draft == self.rules.eos
+            if stop is not None:
+                product = product * prob.double()
+                halted = stop.stop(prob, product) & running
+                drafted = torch.where(halted, drafted.new_tensor(j + 1 - withdraw), drafted)
+                ends = ends & ~halted
+                running = running & ~halted
+            drafted = torch.where(ends & running, drafted.new_tensor(j + 1), drafted)
+            running = running & ~ends
+            if not bool(running.any()):
+                break
+        if stop is not None and stop.discards_last:  # the last step's token may be withdrawn too
+            halted = stop.stop(prob, product * prob.double()) & running
+            drafted = torch.where(halted, drafted - 1, drafted)
+        self.last_steps = len(drafts)
+        width = int(drafted.max())
+        if width == 0:  # every row withdrew its first token
+            q = torch.stack(qs, dim=1)[:, :0] if qs else None
+            return tokens.new_empty(bsz, 0), q, drafted
+        q = torch.stack(qs[:width], dim=1) if qs else None
+        return torch.stack(drafts[:width], dim=1), q, drafted
 
     def rollback(self, n_tokens: Tensor) -> None:
         """Rows now hold n_tokens[b] committed tokens; keep only cache entries that match them."""

@@ -78,6 +78,8 @@ class AdaptiveDraftLength:
     reached its cap. HF's own confidence stop is a fixed threshold (0.4); this one follows c and
     the measured throughput."""
 
+    discards_last = False  # a stopping row still offers the token it just proposed
+
     def __init__(self, initial: int, maximum: int, cost_ratio: float):
         self.initial, self.maximum = initial, maximum
         self.cost_ratio = cost_ratio
@@ -115,6 +117,8 @@ def step_cost(decoder: nn.Module) -> float:
 
 
 class SpeculativeSequenceGenerator(nn.Module):
+    name = "speculative decoding"  # in error messages
+
     def __init__(self, models, tgt_dict, draft_model, draft_len: int = 4,
                  adaptive_draft_len: bool = False, beam_size: int = 1, max_len_a: float = 0,
                  max_len_b: int = 200, max_len: int = 0, min_len: int = 1,
@@ -125,10 +129,10 @@ class SpeculativeSequenceGenerator(nn.Module):
         super().__init__()
         models = list(models)
         if len(models) != 1:
-            raise UserError("speculative decoding takes one target model in --path, "
+            raise UserError(f"{self.name} takes one target model in --path, "
                             f"got an ensemble of {len(models)}")
         if beam_size != 1:
-            raise UserError(f"speculative decoding needs --beam 1 (got --beam {beam_size})")
+            raise UserError(f"{self.name} needs --beam 1 (got --beam {beam_size})")
         if draft_len < 1:
             raise UserError(f"--draft-len must be >= 1 (got {draft_len})")
         if temperature <= 0:
@@ -144,6 +148,7 @@ class SpeculativeSequenceGenerator(nn.Module):
         if adaptive_draft_len:
             ratio = step_cost(draft_model.decoder) / step_cost(self.model.decoder)
             self.adaptive = AdaptiveDraftLength(draft_len, 2 * draft_len, min(ratio, 1.0))
+        self.draft_stop = self.adaptive  # when a row stops drafting early (proposer.py)
         self.max_len_a, self.max_len_b = max_len_a, max_len_b
         self.max_len = max_len or self.model.max_decoder_positions()
         self.normalize_scores, self.len_penalty = normalize_scores, len_penalty
@@ -165,7 +170,7 @@ class SpeculativeSequenceGenerator(nn.Module):
     @torch.no_grad()
     def generate(self, models, sample: Dict[str, Dict[str, Tensor]], **kwargs):
         if kwargs.get("constraints") is not None:
-            raise UserError("speculative decoding does not support lexical constraints")
+            raise UserError(f"{self.name} does not support lexical constraints")
         return self._generate(sample, kwargs.get("prefix_tokens"), kwargs.get("bos_token"))
 
     # -- the loop -----------------------------------------------------------------------------
@@ -201,9 +206,9 @@ class SpeculativeSequenceGenerator(nn.Module):
 
         while ids.numel() > 0:
             k = int(gamma.max())
-            drafts, q, drafted = self.proposer.propose(
-                tokens, n_tokens, k, prefix, self.adaptive.stop if self.adaptive else None)
-            k = drafts.size(1)  # the proposer may stop early (adaptive: confidence)
+            drafts, q, drafted = self.proposer.propose(tokens, n_tokens, k, prefix,
+                                                       self.draft_stop)
+            k = drafts.size(1)  # the proposer may stop early (EOS, a stop rule)
             offered = torch.minimum(gamma, drafted)
             window = (n_tokens - 1)[:, None] + torch.arange(k + 1, device=device)[None, :]
             logits = self.target.forward(target, tokens.gather(1, window))
@@ -225,10 +230,10 @@ class SpeculativeSequenceGenerator(nn.Module):
             tokens.scatter_(1, dest, torch.where(write, verdict.tokens, tokens.gather(1, dest)))
             cum.scatter_(1, dest, torch.where(write, verdict.cum_scores, cum.gather(1, dest)))
             n_tokens = n_tokens + keep
-            self._count(k, offered, verdict.accepted, keep, ids.numel())
+            self._count(offered, verdict.accepted, keep, ids.numel(), gamma, drafts)
             if self.adaptive:
-                gamma = self.adaptive.update(gamma, offered, verdict.accepted, k,
-                                             int(keep.sum()))
+                gamma = self.adaptive.update(gamma, offered, verdict.accepted,
+                                             self.proposer.last_steps, int(keep.sum()))
 
             target.rollback_to(n_tokens - 1)
             self.proposer.rollback(n_tokens)
@@ -246,14 +251,14 @@ class SpeculativeSequenceGenerator(nn.Module):
                 self.proposer.select_rows(alive)
         return finalized
 
-    def _count(self, k, gamma, accepted, keep, rows) -> None:
+    def _count(self, offered, accepted, keep, rows, gamma, drafts) -> None:
         s = self.stats
         s.target_calls += 1
-        s.draft_calls += k
+        s.draft_calls += self.proposer.last_steps
         s.row_rounds += rows
-        s.proposed += int(gamma.sum())
+        s.proposed += int(offered.sum())
         s.accepted += int(accepted.sum())
-        s.rejected += int((accepted < gamma).sum())
+        s.rejected += int((accepted < offered).sum())
         s.committed += int(keep.sum())
 
     def _finalize(self, tokens: Tensor, cum: Tensor, n: int) -> Dict[str, Tensor]:

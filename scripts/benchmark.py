@@ -150,6 +150,14 @@ def step_costs(model, sample, k):
             "matmul_only_ms": 1e3 * median_time(matmuls)}
 
 
+def stock_generator(task, model, gen_cfg):
+    """fairseq's own SequenceGenerator, as stock fairseq-generate builds it (the plugin's
+    build_generator override bypassed)."""
+    from fairseq.tasks import FairseqTask
+
+    return FairseqTask.build_generator.__wrapped__(task, [model], gen_cfg)
+
+
 def load_target(path, data):
     """The target model (eval mode), its config and task, on the demo test set binarised at
     `data` (made by demo.py when missing)."""
@@ -197,7 +205,7 @@ def main():
             for key, value in opts.items():
                 if key != "adaptive":
                     setattr(gen_cfg, key, value)
-        stock = task.build_generator([target], gen_cfg)
+        stock = stock_generator(task, target, gen_cfg)
         spec = SpeculativeSequenceGenerator(
             [target], task.target_dictionary, draft_model=draft, draft_len=k,
             sampling=opts.get("sampling", False), temperature=opts.get("temperature", 1.0),

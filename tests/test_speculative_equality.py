@@ -59,15 +59,20 @@ generation = st.fixed_dictionaries({
 })
 
 
-def compare(target, draft, sample, gen, prefix=None):
+def speculative(target, draft, gen, kw):
+    return SpeculativeSequenceGenerator([target], DICT, draft_model=draft,
+                                        draft_len=gen["draft_len"],
+                                        adaptive_draft_len=gen["adaptive"], **kw)
+
+
+def compare(target, draft, sample, prefix, gen, build=speculative):
+    """Stock greedy vs build(target, draft, gen, common options): same tokens and scores."""
     kw = dict(max_len_b=gen["max_len_b"], min_len=min(gen["min_len"], gen["max_len_b"]),
               unk_penalty=gen["unk_penalty"], no_repeat_ngram_size=gen["ngram"])
     stock = SequenceGenerator([target], DICT, beam_size=1, **kw)
     if gen["ngram"]:
         stock.repeat_ngram_blocker = ReferenceNGramBlock(gen["ngram"])
-    spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft,
-                                        draft_len=gen["draft_len"],
-                                        adaptive_draft_len=gen["adaptive"], **kw)
+    spec = build(target, draft, gen, kw)
     expected = stock.generate([target], sample, prefix_tokens=prefix)
     got = spec.generate([target], sample, prefix_tokens=prefix)
     assert len(expected) == len(got)
@@ -85,6 +90,11 @@ def compare(target, draft, sample, gen, prefix=None):
        lengths=st.lists(st.integers(1, 10), min_size=1, max_size=5),
        prefix_size=st.sampled_from([0, 0, 1, 2]))
 def test_translation_greedy_equals_stock(target, draft, gen, lengths, prefix_size):
+    compare(*translation_case(target, draft, gen, lengths, prefix_size), gen)
+
+
+def translation_case(target, draft, gen, lengths, prefix_size):
+    """(target model, draft model, batch, forced prefix | None) from drawn settings."""
     tgt = translation_model(TASK, eos_bias=gen["eos_bias"], **target)
     drf = translation_model(TASK, **draft)
     sample = source_batch(DICT, lengths, seed=target["seed"])
@@ -92,7 +102,7 @@ def test_translation_greedy_equals_stock(target, draft, gen, lengths, prefix_siz
     if prefix_size:
         g = torch.Generator().manual_seed(draft["seed"])
         prefix = torch.randint(DICT.nspecial, len(DICT), (len(lengths), prefix_size), generator=g)
-    compare(tgt, drf, sample, gen, prefix)
+    return tgt, drf, sample, prefix
 
 
 @settings(max_examples=70, **SETTINGS)
@@ -105,7 +115,7 @@ def test_language_model_greedy_equals_stock(target, draft, gen, prompts):
     lm = language_model(TASK, eos_bias=gen["eos_bias"], **target)
     drf = language_model(TASK, **draft)
     sample, prefix = prompt_batch(DICT, prompts, seed=target["seed"])
-    compare(lm, drf, sample, gen, prefix)
+    compare(lm, drf, sample, prefix, gen)
 
 
 def test_identical_draft_accepts_everything():
@@ -113,7 +123,7 @@ def test_identical_draft_accepts_everything():
     sample = source_batch(DICT, [5, 3], seed=1)
     gen = dict(draft_len=4, adaptive=False, eos_bias=0, max_len_b=12, min_len=1,
                unk_penalty=0.0, ngram=0)
-    stats = compare(tgt, tgt, sample, gen)
+    stats = compare(tgt, tgt, sample, None, gen)
     assert stats.alpha == 1.0
     # every pass keeps 4 drafts + 1 bonus token: ceil(longest / 5) passes, not one per token
     spec_longest = max(len(h[0]["tokens"]) for h in SpeculativeSequenceGenerator(

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Benchmark BiLD (--generator bild) against stock greedy decoding with the large model.
+
+    python scripts/benchmark_bild.py [--bleu-sentences 250] [--speed-sentences 60]
+
+Sweeps the fallback threshold over 0.2 .. 0.9 and the rollback threshold over 1 .. 6 (plus
+rollback 0, BiLD's exact setting, at three fallback thresholds). For each setting:
+  - BLEU delta (sacrebleu, detokenised) against stock large-model greedy on --bleu-sentences test
+    sentences drawn at random (fixed seed), decoded in batches of 8 (each row decodes as it does
+    alone, so the batch size does not change BLEU); the same run gives the batch-8 speedup;
+  - the batch-1 speedup on --speed-sentences sentences (a second random draw).
+Stock is timed before, during and after the sweep (median). Then the default and the best
+setting that loses <= 0.5 BLEU are timed side by side with stock, alternating, --repeats times.
+Writes JSON and a PNG plot (BLEU delta against speedup).
+"""
+import argparse
+import copy
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+from benchmark import batches, load_target, stock_generator  # noqa: E402
+from fairseq_fast.bild_generator import BiLDSequenceGenerator  # noqa: E402
+from fairseq_fast.draft_loading import load_draft  # noqa: E402
+from omegaconf import open_dict  # noqa: E402
+
+FALLBACKS = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+ROLLBACKS = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+EXACT = [(0.3, 0.0), (0.6, 0.0), (0.9, 0.0)]
+DEFAULT = (0.6, 5.0)
+EXAMPLE = os.path.join(ROOT, "user_dir_examples", "bible_es_en")
+
+
+def decode(generator, model, samples):
+    t0 = time.perf_counter()
+    hyps = {}
+    for s in samples:
+        for i, h in zip(s["id"].tolist(), generator.generate([model], s)):
+            hyps[i] = h[0]["tokens"]
+    return time.perf_counter() - t0, hyps
+
+
+def bleu(task, hyps, refs):
+    import sacrebleu
+
+    ids = sorted(hyps)
+    text = [task.target_dictionary.string(hyps[i], "sentencepiece") for i in ids]
+    return sacrebleu.corpus_bleu(text, [[refs[i] for i in ids]]).score
+
+
+def plot(report, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for key, marker, label in (("speedup_bs1", "o", "batch 1"), ("speedup_bs8", "s", "batch 8")):
+        xs = [r[key] for r in report["sweep"]]
+        ys = [r["bleu_delta"] for r in report["sweep"]]
+        sc = ax.scatter(xs, ys, c=[r["fallback"] for r in report["sweep"]], cmap="viridis",
+                        marker=marker, label=label, edgecolors="k", linewidths=0.3)
+    fig.colorbar(sc, ax=ax, label="fallback threshold")
+    for r in report["sweep"]:
+        if (r["fallback"], r["rollback"]) == DEFAULT:
+            ax.annotate("default", (r["speedup_bs1"], r["bleu_delta"]), fontsize=8,
+                        xytext=(4, 4), textcoords="offset points")
+    ax.axhline(-0.5, color="r", lw=0.8, ls="--", label="-0.5 BLEU")
+    ax.axvline(1.0, color="gray", lw=0.8)
+    ax.set_xlabel("speedup vs stock large-model greedy (sentences/s ratio)")
+    ax.set_ylabel("BLEU delta vs large-model greedy")
+    ax.set_title("BiLD on the demo pair (CPU, 2 cores)")
+    ax.legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--target", default=os.path.join(EXAMPLE, "target.pt"))
+    ap.add_argument("--draft", default=os.path.join(EXAMPLE, "draft.pt"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "work", "demo", "bin"))
+    ap.add_argument("--bleu-sentences", type=int, default=250)
+    ap.add_argument("--speed-sentences", type=int, default=60)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_bild.json"))
+    ap.add_argument("--png", default=os.path.join(ROOT, "docs", "bild_sweep.png"))
+    args = ap.parse_args()
+    torch.set_grad_enabled(False)
+    target, cfg, task = load_target(args.target, args.data)
+    small = load_draft(task, args.draft, target)
+    with open(os.path.join(EXAMPLE, "test.en"), encoding="utf-8") as f:
+        refs = [line.strip() for line in f]
+    bleu_set, n_bleu = batches(task, args.bleu_sentences, 8, seed=2)
+    speed_set, n_speed = batches(task, args.speed_sentences, 1, seed=1)
+    gen_cfg = copy.deepcopy(cfg.generation)
+    with open_dict(gen_cfg):
+        gen_cfg.beam, gen_cfg.max_len_b = 1, 200
+    stock = stock_generator(task, target, gen_cfg)
+
+    def bild(fallback, rollback):
+        return BiLDSequenceGenerator([target], task.target_dictionary, small_model=small,
+                                     fallback_threshold=fallback, rollback_threshold=rollback,
+                                     max_len_b=200)
+
+    stock_bs1, stock_bs8 = [], []
+
+    def time_stock():
+        stock_bs1.append(decode(stock, target, speed_set)[0])
+        t, hyps = decode(stock, target, bleu_set)
+        stock_bs8.append(t)
+        return hyps
+
+    greedy = time_stock()
+    base_bleu = bleu(task, greedy, refs)
+    print(f"stock large-model greedy: BLEU {base_bleu:.2f} on {n_bleu} sentences", flush=True)
+    settings = [(f, r) for f in FALLBACKS for r in ROLLBACKS] + EXACT
+    rows = []
+    for i, (fallback, rollback) in enumerate(settings):
+        if i == len(settings) // 2:
+            time_stock()
+        gen = bild(fallback, rollback)
+        t8, hyps = decode(gen, target, bleu_set)
+        stats = gen.stats
+        t1, _ = decode(gen, target, speed_set)
+        rows.append({"fallback": fallback, "rollback": rollback, "seconds_bs1": t1,
+                     "seconds_bs8": t8, "bleu": bleu(task, hyps, refs),
+                     "identical_share": sum(hyps[k].equal(greedy[k]) for k in greedy) / n_bleu,
+                     "large_calls_per_token": stats.row_rounds / max(stats.committed, 1),
+                     "small_share": stats.small_share,
+                     "fallbacks_per_sentence": stats.fallbacks / n_bleu,
+                     "rollbacks_per_sentence": stats.rejected / n_bleu})
+        print(json.dumps(rows[-1]), flush=True)
+    time_stock()
+    s1, s8 = statistics.median(stock_bs1), statistics.median(stock_bs8)
+    for r in rows:
+        r["speedup_bs1"], r["speedup_bs8"] = s1 / r["seconds_bs1"], s8 / r["seconds_bs8"]
+        r["bleu_delta"] = r["bleu"] - base_bleu
+    ok = [r for r in rows if r["bleu_delta"] >= -0.5 and r["rollback"] > 0]
+    best = max(ok, key=lambda r: r["speedup_bs1"]) if ok else None
+
+    # side by side: stock vs the default and the best setting, alternating, median of repeats
+    chosen = [DEFAULT] + ([(best["fallback"], best["rollback"])] if best else [])
+    side = []
+    for fallback, rollback in dict.fromkeys(chosen):
+        gen = bild(fallback, rollback)
+        for bsz, samples in ((1, speed_set), (8, bleu_set)):
+            t_stock, t_bild = [], []
+            for _ in range(args.repeats):
+                t_stock.append(decode(stock, target, samples)[0])
+                t_bild.append(decode(gen, target, samples)[0])
+            side.append({"fallback": fallback, "rollback": rollback, "batch_size": bsz,
+                         "sentences": n_speed if bsz == 1 else n_bleu,
+                         "stock_sent_per_s": (n_speed if bsz == 1 else n_bleu)
+                         / statistics.median(t_stock),
+                         "speedup": statistics.median(t_stock) / statistics.median(t_bild)})
+            print(json.dumps(side[-1]), flush=True)
+    report = {"threads": torch.get_num_threads(), "bleu_sentences": n_bleu,
+              "speed_sentences": n_speed, "stock_bleu": base_bleu,
+              "stock_seconds_bs1": stock_bs1, "stock_seconds_bs8": stock_bs8,
+              "sweep": rows, "side_by_side": side,
+              "best_within_half_bleu": best and {k: best[k] for k in ("fallback", "rollback")}}
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(report, f, indent=1)
+    os.makedirs(os.path.dirname(args.png), exist_ok=True)
+    plot(report, args.png)
+    print_tables(report)
+
+
+def print_tables(report):
+    print(f"\nstock large-model greedy BLEU {report['stock_bleu']:.2f} "
+          f"({report['bleu_sentences']} sentences)")
+    print("| fallback | rollback | speedup bs1 | speedup bs8 | BLEU delta | identical | "
+          "tokens by small model | large calls per token |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in report["sweep"]:
+        print(f"| {r['fallback']} | {r['rollback']:g} | {r['speedup_bs1']:.2f}x | "
+              f"{r['speedup_bs8']:.2f}x | {r['bleu_delta']:+.2f} | "
+              f"{100 * r['identical_share']:.0f}% | {100 * r['small_share']:.0f}% | "
+              f"{r['large_calls_per_token']:.2f} |")
+    print("\nside by side (alternating, median of repeats):")
+    print("| fallback | rollback | batch | sentences | stock sent/s | speedup |")
+    print("|---|---|---|---|---|---|")
+    for r in report["side_by_side"]:
+        print(f"| {r['fallback']} | {r['rollback']:g} | {r['batch_size']} | {r['sentences']} | "
+              f"{r['stock_sent_per_s']:.2f} | {r['speedup']:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
