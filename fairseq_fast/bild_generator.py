@@ -83,10 +83,11 @@ class BiLDSequenceGenerator(SpeculativeSequenceGenerator):
     def _count(self, offered, accepted, keep, rows, gamma, drafts) -> None:
         super()._count(offered, accepted, keep, rows, gamma, drafts)
         # a window shorter than the cap ended in a fallback unless it ended with EOS
-        last = drafts.gather(1, (offered - 1).clamp(min=0)[:, None]).squeeze(1) if \
-            drafts.size(1) else torch.zeros_like(offered)
-        ended = (offered > 0) & (last == self.eos)
-        self.stats.fallbacks += int(((offered < gamma) & ~ended).sum())
+        short = offered < gamma
+        if drafts.size(1) > 0:
+            last = drafts.gather(1, (offered - 1).clamp(min=0)[:, None]).squeeze(1)
+            short &= ~((offered > 0) & (last == self.eos))
+        self.stats.fallbacks += int(short.sum())
 
 
 def check_thresholds(fallback: float, rollback: float, max_small_steps: int) -> None:
