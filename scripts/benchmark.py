@@ -158,6 +158,17 @@ def stock_generator(task, model, gen_cfg):
     return FairseqTask.build_generator.__wrapped__(task, [model], gen_cfg)
 
 
+def add_model_args(ap, draft=True):
+    """--target, --draft (optional) and --data, defaulting to the committed demo pair and the
+    demo test set."""
+    import demo
+
+    ap.add_argument("--target", default=os.path.join(demo.EXAMPLE, "target.pt"))
+    if draft:
+        ap.add_argument("--draft", default=os.path.join(demo.EXAMPLE, "draft.pt"))
+    ap.add_argument("--data", default=os.path.join(demo.WORK, "bin"))
+
+
 def load_target(path, data):
     """The target model (eval mode), its config and task, on the demo test set binarised at
     `data` (made by demo.py when missing)."""
@@ -171,10 +182,7 @@ def load_target(path, data):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ex = os.path.join(ROOT, "user_dir_examples", "bible_es_en")
-    ap.add_argument("--target", default=os.path.join(ex, "target.pt"))
-    ap.add_argument("--draft", default=os.path.join(ex, "draft.pt"))
-    ap.add_argument("--data", default=os.path.join(ROOT, "work", "demo", "bin"))
+    add_model_args(ap)
     ap.add_argument("--sentences", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--draft-len", type=int, default=4)

@@ -27,7 +27,7 @@ from fairseq.ngram_repeat_block import NGramRepeatBlock  # noqa: E402
 from fairseq.sequence_generator import EnsembleModel  # noqa: E402
 from fairseq.tasks import FairseqTask  # noqa: E402
 
-from benchmark import CallTimer, batches, load_target  # noqa: E402
+from benchmark import CallTimer, add_model_args, batches, load_target  # noqa: E402
 from fairseq_fast.fast_generator import VectorisedNGramBlock  # noqa: E402
 
 
@@ -79,9 +79,7 @@ def blocker_benchmark(rows=320, steps=200, n=3, vocab=4008, repeats=3):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ex = os.path.join(ROOT, "user_dir_examples", "bible_es_en")
-    ap.add_argument("--target", default=os.path.join(ex, "target.pt"))
-    ap.add_argument("--data", default=os.path.join(ROOT, "work", "demo", "bin"))
+    add_model_args(ap, draft=False)
     ap.add_argument("--sentences", type=int, default=256)
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=3)
