@@ -17,7 +17,6 @@ dot product, attention softmax in float32 (fairseq's utils.softmax) cast back, p
 pre- or post-norm, NormFormer's extra norms and head scales. Anything it cannot reproduce is
 refused in `check_supported` with a reason, never approximated.
 """
-import math
 from typing import List, Optional
 
 import torch

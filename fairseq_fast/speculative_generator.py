@@ -15,7 +15,7 @@ Greedy output (beam 1) is token for token what fairseq's SequenceGenerator produ
 target alone; scores and positional scores are the target's, computed as stock computes them.
 Sampling output has exactly the target's distribution (rejection sampling).
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 import torch

@@ -9,7 +9,6 @@ equal to 1e-4.
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -114,30 +113,6 @@ def assert_one_line_error(result, *needles):
     assert result.stderr.rstrip().splitlines()[-1] == ours[0]
     for needle in needles:
         assert needle in ours[0], ours[0]
-
-
-@pytest.fixture(scope="module")
-def bad_drafts(tiny_pair, tmp_path_factory):
-    """Drafts that must be refused: other dictionary contents, other vocabulary size, garbage."""
-    root = tmp_path_factory.mktemp("bad")
-    data = os.path.join(tiny_pair, "data-bin")
-    # same size, different symbols (as if trained on another corpus)
-    other = root / "other_dict"
-    other.mkdir()
-    shutil.copy(os.path.join(tiny_pair, "draft.pt"), other / "draft.pt")
-    lines = open(os.path.join(data, "dict.tgt.txt")).read().splitlines()
-    lines[0], lines[1] = lines[1], lines[0]
-    (other / "dict.tgt.txt").write_text("\n".join(lines) + "\n")
-    # different vocabulary size, no dictionary file beside it
-    state = torch.load(os.path.join(tiny_pair, "draft.pt"), weights_only=False)
-    for key in list(state["model"]):
-        if key.endswith("embed_tokens.weight") and key.startswith("decoder"):
-            w = state["model"][key]
-            state["model"][key] = torch.cat([w, w[:3]])
-    state["cfg"]["task"]["data"] = str(root / "nowhere")
-    torch.save(state, root / "bigger_vocab.pt")
-    (root / "garbage.pt").write_bytes(b"this is not a checkpoint")
-    return root
 
 
 @pytest.mark.parametrize("case,needles", [

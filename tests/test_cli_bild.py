@@ -7,8 +7,8 @@ from fairseq.models.transformer import TransformerModel
 
 import fairseq_fast
 from fairseq_fast.errors import UserError
-from test_cli import (assert_one_line_error, assert_same, bad_drafts, generate_args,  # noqa: F401
-                      hypotheses, interactive_input, run)
+from test_cli import (assert_one_line_error, assert_same, generate_args, hypotheses,
+                      interactive_input, run)
 
 
 def BILD(pair, *extra):

@@ -7,7 +7,6 @@ so the plugin keeps fairseq's decoding path for it (logged once) while the rest 
 (FastSequenceGenerator, the n-gram blocker) is active: these cases check that nothing in the
 plugin's generator changes fairseq's search, scoring, length penalty or finalisation.
 """
-import argparse
 
 import pytest
 import torch
