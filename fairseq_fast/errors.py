@@ -2,7 +2,7 @@
 
 Code anywhere in the plugin raises `UserError("...")`. In the command-line tools the exception
 travels up through fairseq's own call stack; the hook installed here prints
-`fairseq_fast: error: ...` and exits with status 2. Python users (the hub) get the exception.
+`fairseq_fast: error: ...` and exits with status 2 (or the error's `exit_code`). Python users (the hub) get the exception.
 """
 import sys
 
@@ -18,7 +18,8 @@ def _hook(previous):
         if issubclass(exc_type, UserError):
             sys.stderr.write(f"fairseq_fast: error: {exc}\n")
             sys.stderr.flush()
-            sys.exit(EXIT_CODE)  # excepthook's own exit status would be 1
+            # excepthook's own exit status would be 1
+            sys.exit(getattr(exc, "exit_code", EXIT_CODE))
         previous(exc_type, exc, tb)
 
     excepthook.fairseq_fast = True

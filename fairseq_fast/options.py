@@ -13,6 +13,7 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq_fast.errors import UserError
 
 GENERATORS = ("default", "speculative", "bild")
+MAX_WORKERS = 64
 
 
 @dataclass
@@ -55,6 +56,11 @@ class FastGenerationConfig(FairseqDataclass):
     no_fast_prefill: bool = field(default=False, metadata={
         "help": "feed forced prefixes (--prefix-size, prompts) one step per token as fairseq "
                 "does, instead of in one decoder pass"})
+    postprocess_workers: int = field(default=0, metadata={
+        "help": "fairseq-generate / fairseq-interactive: turn generated batches into text "
+                "(dictionary, BPE, tokenizer, scoring) in N worker processes while the next "
+                "batch is generated; output identical to the serial loop. 0 = fairseq's serial "
+                "loop"})
 
 
 NAMES = tuple(f.name for f in fields(FastGenerationConfig) if not f.name.startswith("_"))
@@ -83,7 +89,15 @@ def resolve(gen_args) -> FastGenerationConfig:
     return cfg
 
 
+def postprocess_workers() -> int:
+    """--postprocess-workers of this process's command line (0 when not given)."""
+    return int(_cli_values.get("postprocess_workers") or 0)
+
+
 def validate(cfg: FastGenerationConfig) -> None:
+    if not 0 <= int(cfg.postprocess_workers) <= MAX_WORKERS:
+        raise UserError(f"--postprocess-workers must be between 0 and {MAX_WORKERS} "
+                        f"(got {cfg.postprocess_workers})")
     if cfg.generator not in GENERATORS:
         raise UserError(f"unknown --generator {cfg.generator!r}; choose from "
                         + ", ".join(GENERATORS))

@@ -21,6 +21,11 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                                                                   fast cache (--no-fast-cache),
                                                                   prefill (--no-fast-prefill),
                                                                   n-gram blocker (--no-fast-ngram)
+    pipeline           fairseq_cli.generate._main,                with --postprocess-workers N > 0:
+                       fairseq_cli.interactive.main               async_cli.py's loop (generation
+                                                                  only; text made in N processes,
+                                                                  written in order); N = 0 (the
+                                                                  default) calls the original
     safe_checkpoints   fairseq.checkpoint_utils.                  weights_only loading with an
                        load_checkpoint_to_cpu                     allowlist (checkpoints.py)
     user_errors        sys.excepthook                             UserError -> one line, exit 2
@@ -40,7 +45,7 @@ applied = {}
 
 def _off(name: str) -> bool:
     off = {x.strip() for x in os.environ.get(OFF_ENV, "").split(",")}
-    return name in off or "all" in off
+    return name.split(":")[0] in off or "all" in off
 
 
 def _replace(owner, attr: str, make_new, name: str) -> None:
@@ -72,6 +77,10 @@ def _parse_args_and_arch(original):
         if hasattr(parsed, "generator"):
             options.remember_cli(parsed)
             cfg = options.resolve(parsed)
+            _replace_cli_mains()
+            if cfg.postprocess_workers and _off("pipeline"):
+                raise UserError(f"--postprocess-workers needs the 'pipeline' override, which "
+                                f"{OFF_ENV} switches off")
             if cfg.generator != "default":
                 check_generation_args(parsed, cfg)
                 from fairseq.tasks import TASK_REGISTRY, FairseqTask
@@ -119,6 +128,9 @@ def _build_generator(original):
     def build_generator(self, models, args, seq_gen_cls=None, extra_gen_cls_kwargs=None,
                         prefix_allowed_tokens_fn=None):
         cfg = options.resolve(args)
+        if getattr(args, "postprocess_workers", None):
+            raise UserError("postprocess_workers is a fairseq-generate / fairseq-interactive "
+                            "option (--postprocess-workers), not a generation setting")
         if cfg.generator == "default" or seq_gen_cls is not None:
             if seq_gen_cls is None and not _off("fast_defaults"):
                 seq_gen_cls, extra_gen_cls_kwargs = fast_default_generator(
@@ -183,6 +195,48 @@ def build_draft_generator(task, models, args, cfg):
     return generator
 
 
+# -- post-processing pipeline ----------------------------------------------------------------
+def _generate_main(original):
+    def _main(cfg, output_file):
+        workers = options.postprocess_workers()
+        if workers == 0:
+            return original(cfg, output_file)
+        from fairseq_fast import async_cli
+
+        return async_cli.generate(cfg, output_file, workers)
+
+    return _main
+
+
+def _interactive_main(original):
+    def main(cfg):
+        workers = options.postprocess_workers()
+        if workers == 0:
+            return original(cfg)
+        from argparse import Namespace
+
+        from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+        from fairseq_fast import async_cli
+
+        if isinstance(cfg, Namespace):
+            cfg = convert_namespace_to_omegaconf(cfg)
+        return async_cli.interactive(cfg, workers)
+
+    return main
+
+
+def _replace_cli_mains():
+    """The two tools' main functions, where their modules are loaded. fairseq_cli.interactive
+    configures logging when imported, so it is never imported here: its cli_main has imported
+    it before it parses the command line (and calls this)."""
+    generate = sys.modules.get("fairseq_cli.generate")
+    if generate is not None:
+        _replace(generate, "_main", _generate_main, "pipeline")
+    interactive = sys.modules.get("fairseq_cli.interactive")
+    if interactive is not None:
+        _replace(interactive, "main", _interactive_main, "pipeline:interactive")
+
+
 # -- apply --------------------------------------------------------------------------------------
 def apply() -> None:
     from fairseq import checkpoint_utils
@@ -192,6 +246,7 @@ def apply() -> None:
     _replace(fairseq_options, "add_generation_args", _add_generation_args, "generation_flags")
     _replace(fairseq_options, "parse_args_and_arch", _parse_args_and_arch, "remember_flags")
     _replace(FairseqTask, "build_generator", _build_generator, "build_generator")
+    _replace_cli_mains()
     if not _off("safe_checkpoints") and "safe_checkpoints" not in applied:
         checkpoints.allow_fairseq_types()
     _replace(checkpoint_utils, "load_checkpoint_to_cpu", checkpoints.guarded_load,

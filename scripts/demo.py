@@ -17,20 +17,22 @@ WORK = os.path.join(ROOT, "work", "demo")
 BIN = os.path.dirname(sys.executable)
 
 
-def binarise():
-    """Sentencepiece-encode and binarise the raw test set with the committed dictionaries."""
-    out = os.path.join(WORK, "bin")
+def binarise(sentences=None):
+    """Sentencepiece-encode and binarise the raw test set (its first `sentences` pairs when
+    given) with the committed dictionaries; returns the data folder."""
+    name = "bin" if sentences is None else f"bin-first{sentences}"
+    out = os.path.join(WORK, name)
     if os.path.exists(os.path.join(out, "test.es-en.en.bin")):
         return out
     import sentencepiece as spm
 
     sp = spm.SentencePieceProcessor(model_file=os.path.join(EXAMPLE, "spm.model"))
-    tok = os.path.join(WORK, "tok")
+    tok = os.path.join(WORK, "tok" if sentences is None else f"tok-first{sentences}")
     os.makedirs(tok, exist_ok=True)
     for lang in ("es", "en"):
         with open(os.path.join(EXAMPLE, f"test.{lang}"), encoding="utf-8") as f, \
                 open(os.path.join(tok, f"test.{lang}"), "w", encoding="utf-8") as g:
-            for line in f:
+            for line in f.readlines()[:sentences]:
                 g.write(" ".join(sp.encode(line.strip(), out_type=str)) + "\n")
     subprocess.run([os.path.join(BIN, "fairseq-preprocess"), "--source-lang", "es",
                     "--target-lang", "en", "--testpref", os.path.join(tok, "test"),

@@ -73,6 +73,8 @@ def test_hub_errors_are_exceptions(hub, tiny_pair):
                       draft_path=os.path.join(tiny_pair, "draft.pt"))
     with pytest.raises(UserError, match="no such file"):
         hub.translate(["s1 s2"], beam=1, generator="speculative", draft_path="/nope.pt")
+    with pytest.raises(UserError, match="postprocess_workers is a fairseq-generate"):
+        hub.translate(["s1 s2"], beam=1, postprocess_workers=2)
 
 
 def test_direct_python_api(hub, tiny_pair):
