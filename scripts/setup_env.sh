@@ -29,7 +29,8 @@ if ! ls "$WHEELS"/fairseq_fixed-0.12.3.1-*.whl >/dev/null 2>&1; then
 fi
 $PIP install -q --no-deps "$WHEELS"/fairseq_fixed-0.12.3.1-*.whl
 $PIP install -q hydra-core==1.3.2 omegaconf==2.3.0 regex sacrebleu tqdm bitarray cffi \
-  scikit-learn packaging sentencepiece "numpy<2" hypothesis pytest scipy matplotlib
+  scikit-learn packaging sentencepiece "numpy<2" hypothesis pytest scipy matplotlib \
+  ctranslate2==4.8.5  # ctranslate2: the baseline in scripts/report.py only
 $PIP install -q --no-deps --no-build-isolation -e .
 touch "$VENV/.setup-done"
 echo "[setup] done: $($VENV/bin/python -c 'import torch, fairseq; print("torch", torch.__version__, "fairseq", fairseq.__version__)')"

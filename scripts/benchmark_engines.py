@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Stock fairseq vs fairseq_fast vs CTranslate2 on the demo target, fp32, CPU.
+
+    python scripts/benchmark_engines.py [--sentences 100] [--repeats 3] [--threads 2]
+                                        [--json work/benchmark_engines.json]
+
+The same sentences (drawn at random from the test set with a fixed seed, as benchmark.py does)
+for every engine and setting: greedy and beam 5, batch 1 and 32. Engines, alternating in each
+repeat, medians of sentences/s:
+- stock: fairseq's SequenceGenerator (the plugin's build_generator override bypassed);
+- fairseq_fast default: what the plugin builds with no flag (FastSequenceGenerator);
+- fairseq_fast speculative (greedy only): the demo draft, --draft-len 4;
+- CTranslate2 4.8.5: the same target.pt converted with its FairseqConverter to float32
+  (scripts/ctranslate2_baseline.py), intra_threads = --threads, settings equal to fairseq's
+  defaults (length penalty 1, at most 200 tokens + </s>).
+"identical" is the share of sentences whose tokens equal stock's.
+"""
+import argparse
+import copy
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+from omegaconf import open_dict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+import fairseq_fast  # noqa: E402,F401  (the plugin's overrides, as --user-dir loads them)
+import ctranslate2_baseline as ct2  # noqa: E402
+from benchmark import add_model_args, batches, load_target, stock_generator  # noqa: E402
+from fairseq_fast.draft_loading import load_draft  # noqa: E402
+from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator  # noqa: E402
+
+SETTINGS = [("greedy", 1, 1), ("greedy", 1, 32), ("beam 5", 5, 1), ("beam 5", 5, 32)]
+
+
+def fairseq_engine(generator, model, samples, tgt_dict):
+    def run():
+        out = {}
+        for s in samples:
+            for i, h in zip(s["id"].tolist(), generator.generate([model], s)):
+                out[i] = tgt_dict.string(h[0]["tokens"]).split()
+        return out
+    return run
+
+
+def ct2_engine(translator, samples, src_dict, beam, batch_size):
+    ids = [i for s in samples for i in s["id"].tolist()]
+    sources = [src_dict.string(tokens[tokens.ne(src_dict.pad()) & tokens.ne(src_dict.eos())])
+               .split() for s in samples for tokens in s["net_input"]["src_tokens"]]
+
+    def run():
+        hyps, _ = ct2.translate_tokens(translator, sources, beam, batch_size)
+        return dict(zip(ids, hyps))
+    return run
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_model_args(ap)
+    ap.add_argument("--sentences", type=int, default=100)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_engines.json"))
+    args = ap.parse_args()
+    torch.set_grad_enabled(False)
+    torch.set_num_threads(args.threads)
+    target, cfg, task = load_target(args.target, args.data)
+    draft = load_draft(task, args.draft, target)
+    translator = ct2.load_translator(
+        ct2.convert(args.target, os.path.dirname(args.target), os.path.join(ct2.WORK,
+                                                                            "target_fp32")),
+        args.threads)
+    report = {"threads": args.threads, "sentences": args.sentences, "repeats": args.repeats,
+              "settings": []}
+    for name, beam, bsz in SETTINGS:
+        samples, n = batches(task, args.sentences, bsz)
+        gen_cfg = copy.deepcopy(cfg.generation)
+        with open_dict(gen_cfg):
+            gen_cfg.beam, gen_cfg.max_len_b = beam, 200
+        engines = {
+            "stock fairseq": fairseq_engine(stock_generator(task, target, gen_cfg), target,
+                                            samples, task.target_dictionary),
+            "fairseq_fast default": fairseq_engine(task.build_generator([target], gen_cfg),
+                                                   target, samples, task.target_dictionary),
+            "CTranslate2": ct2_engine(translator, samples, task.source_dictionary, beam, bsz)}
+        if beam == 1:
+            spec = SpeculativeSequenceGenerator([target], task.target_dictionary,
+                                                draft_model=draft, draft_len=4)
+            engines["fairseq_fast speculative"] = fairseq_engine(spec, target, samples,
+                                                                 task.target_dictionary)
+        seconds = {e: [] for e in engines}
+        outputs = {}
+        for _ in range(args.repeats):
+            for engine, run in engines.items():
+                start = time.perf_counter()
+                outputs[engine] = run()
+                seconds[engine].append(time.perf_counter() - start)
+        stock = outputs["stock fairseq"]
+        row = {"setting": name, "beam": beam, "batch_size": bsz, "sentences": n, "engines": {
+            e: {"sent_per_s": n / statistics.median(t), "seconds": t,
+                "identical": sum(outputs[e][i] == stock[i] for i in stock) / len(stock)}
+            for e, t in seconds.items()}}
+        report["settings"].append(row)
+        print(json.dumps(row), flush=True)
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(report, f, indent=1)
+    print_table(report)
+
+
+def print_table(report):
+    engines = ["stock fairseq", "fairseq_fast default", "fairseq_fast speculative",
+               "CTranslate2"]
+    print(f"\nsentences/s (x stock; identical to stock), {report['sentences']} sentences, "
+          f"{report['threads']} threads, fp32")
+    print("| setting | batch | " + " | ".join(engines) + " |")
+    print("|---|---|" + "---|" * len(engines))
+    for row in report["settings"]:
+        base = row["engines"]["stock fairseq"]["sent_per_s"]
+        cells = []
+        for e in engines:
+            r = row["engines"].get(e)
+            cells.append("-" if r is None else f"{r['sent_per_s']:.2f} "
+                         f"({r['sent_per_s'] / base:.2f}x; {100 * r['identical']:.0f}%)")
+        print(f"| {row['setting']} | {row['batch_size']} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""CTranslate2 baseline for the demo target model (user_dir_examples/bible_es_en/target.pt).
+
+Converts the fairseq checkpoint with CTranslate2's own FairseqConverter to float32
+(work/ct2/target_fp32), translates the first N sentences of the test set on the CPU and compares
+with stock `fairseq-generate` on the same sentences: speed (sentences/s) and the fraction of
+hypotheses whose tokens are identical to fairseq's.
+
+    python scripts/ctranslate2_baseline.py --sentences 200 --beam 5 --batch-size 32
+
+Needs `pip install ctranslate2==4.8.5`. The translate_batch settings mirror fairseq-generate's
+defaults (--lenpen 1 --max-len-a 0 --max-len-b 200 --min-len 1 --no-repeat-ngram-size 0):
+
+* Input is sentencepiece pieces (sp.encode(line, out_type=str)), without "</s>": the converted
+  model appends </s> to the source itself (config.json add_source_eos) and starts decoding from
+  </s> (decoder_start_token), as fairseq does.
+* length_penalty=1: CTranslate2 divides a finished hypothesis' log-probability by its length with
+  </s> counted, as fairseq divides by step + 1. Scores are natural log; fairseq prints base 2.
+* max_decoding_length=201 counts </s>: fairseq allows 200 tokens and then forces </s>. The two
+  differ only for a hypothesis that reaches the limit (CTranslate2 then stops without forcing </s>).
+* fairseq sets <pad> to -inf after log_softmax; CTranslate2 (which renames <pad> to <blank>) does
+  not, so the normalisation is the same and <pad> is simply never the best token.
+
+Order: all N sentences go to one translate_batch call in file order; with more sentences than
+--batch-size CTranslate2 sorts them by source length and cuts batches of --batch-size, much like
+fairseq (which sorts by target, then source length).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import demo  # scripts/demo.py: binarises the first n test pairs
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLE = os.path.join(ROOT, "user_dir_examples", "bible_es_en")
+MODEL = os.path.join(EXAMPLE, "target.pt")
+WORK = os.path.join(ROOT, "work", "ct2")
+BIN = os.path.dirname(sys.executable)
+
+
+def convert(model_path, data_dir, out_dir, force=False):
+    """Convert a fairseq es->en transformer to a float32 CTranslate2 model in out_dir.
+
+    Skipped when out_dir/model.bin is newer than model_path, unless force. fp16 checkpoints are
+    fine: the converter copies the weights into a float32 fairseq model before exporting them, and
+    quantization="float32" makes float32 explicit.
+    """
+    done = os.path.join(out_dir, "model.bin")
+    if not force and os.path.exists(done) and os.path.getmtime(done) > os.path.getmtime(model_path):
+        return out_dir
+    # The converter calls torch.load(weights_only=True); importing fairseq_fast adds fairseq's
+    # checkpoint types (argparse.Namespace, OmegaConf) to torch's allowlist.
+    import fairseq_fast  # noqa: F401
+    from ctranslate2.converters import FairseqConverter
+
+    converter = FairseqConverter(model_path, data_dir, source_lang="es", target_lang="en")
+    return converter.convert(out_dir, quantization="float32", force=True)
+
+
+def load_translator(model_dir, threads=2):
+    import ctranslate2
+
+    return ctranslate2.Translator(model_dir, device="cpu", compute_type="float32",
+                                  inter_threads=1, intra_threads=threads)
+
+
+def translate_tokens(translator, sources, beam_size, max_batch_size):
+    """Translate lists of source pieces; return (target piece lists, scores (natural log))."""
+    results = translator.translate_batch(
+        sources, beam_size=beam_size, max_batch_size=max_batch_size,
+        length_penalty=1.0, max_decoding_length=201, min_decoding_length=1,
+        no_repeat_ngram_size=0, max_input_length=0, return_scores=True)
+    return [r.hypotheses[0] for r in results], [r.scores[0] for r in results]
+
+
+def encode_test(n):
+    """The first n test sentences (source and reference) as sentencepiece pieces."""
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=os.path.join(EXAMPLE, "spm.model"))
+    out = {}
+    for lang in ("es", "en"):
+        with open(os.path.join(EXAMPLE, f"test.{lang}"), encoding="utf-8") as f:
+            out[lang] = [sp.encode(line.strip(), out_type=str) for line, _ in zip(f, range(n))]
+    return out["es"], out["en"]
+
+
+def fairseq_reference(n, beam, batch_size):
+    """Stock fairseq-generate on the first n test sentences, cached in work/ct2/*.json.
+
+    Returns {"hyps": {id: [pieces]}, "scores": {id: base-2 score}, "sentences_per_s": float}.
+    """
+    cache = os.path.join(WORK, f"fairseq_n{n}_beam{beam}_bs{batch_size}.json")
+    if os.path.exists(cache):
+        with open(cache) as f:
+            return json.load(f)
+    env = dict(os.environ, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1")  # stock fairseq on torch >= 2.6
+    cmd = [os.path.join(BIN, "fairseq-generate"), demo.binarise(n), "--path", MODEL,
+           "--gen-subset", "test", "--beam", str(beam), "--batch-size", str(batch_size),
+           "--source-lang", "es", "--target-lang", "en",
+           # fairseq drops the last batch when its size is not a multiple of this (default 8),
+           # e.g. the longest sentence at --batch-size 1
+           "--required-batch-size-multiple", "1"]
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        sys.exit(f"fairseq-generate failed:\n{result.stderr[-3000:]}")
+    ref = {"hyps": {}, "scores": {}}
+    for line in result.stdout.splitlines():
+        if line.startswith("H-"):
+            ident, score, text = line.split("\t")
+            ref["hyps"][ident[2:]] = text.split()
+            ref["scores"][ident[2:]] = float(score)
+    timing = re.search(r"Translated .* \(([\d.]+) sentences/s", result.stdout + result.stderr)
+    ref["sentences_per_s"] = float(timing.group(1))
+    with open(cache, "w") as f:
+        json.dump(ref, f)
+    return ref
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sentences", type=int, default=200, help="first N test sentences")
+    ap.add_argument("--beam", type=int, default=1, choices=(1, 5))
+    ap.add_argument("--batch-size", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2, help="CTranslate2 intra_threads")
+    ap.add_argument("--no-fairseq", action="store_true", help="skip the fairseq comparison")
+    args = ap.parse_args()
+
+    model_dir = convert(MODEL, EXAMPLE, os.path.join(WORK, "target_fp32"))
+    translator = load_translator(model_dir, args.threads)
+    sources, _ = encode_test(args.sentences)
+    translate_tokens(translator, sources[:1], args.beam, 1)  # warm-up
+    start = time.perf_counter()
+    hyps, scores = translate_tokens(translator, sources, args.beam, args.batch_size)
+    seconds = time.perf_counter() - start
+    print(f"ctranslate2 fp32 beam {args.beam} batch {args.batch_size} threads {args.threads}: "
+          f"{len(hyps)} sentences in {seconds:.2f}s ({len(hyps) / seconds:.2f} sentences/s)")
+    if args.no_fairseq:
+        return
+    ref = fairseq_reference(args.sentences, args.beam, args.batch_size)
+    same = [i for i, h in enumerate(hyps) if ref["hyps"][str(i)] == h]
+    # CTranslate2 scores are natural log; fairseq prints base 2.
+    diff = max((abs(scores[i] / 0.6931471805599453 - ref["scores"][str(i)]) for i in same),
+               default=0.0)
+    print(f"fairseq-generate beam {args.beam} batch {args.batch_size}: "
+          f"{ref['sentences_per_s']:.2f} sentences/s")
+    print(f"identical to fairseq: {len(same)}/{len(hyps)} = {len(same) / len(hyps):.3f} "
+          f"(largest score difference on identical ones {diff:.1e}, base 2)")
+    differing = [i for i in range(len(hyps)) if i not in set(same)]
+    if differing:
+        print("differing ids:", differing[:20])
+
+
+if __name__ == "__main__":
+    main()
