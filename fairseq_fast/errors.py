@@ -2,7 +2,8 @@
 
 Code anywhere in the plugin raises `UserError("...")`. In the command-line tools the exception
 travels up through fairseq's own call stack; the hook installed here prints
-`fairseq_fast: error: ...` and exits with status 2 (or the error's `exit_code`). Python users (the hub) get the exception.
+`fairseq_fast: error: ...` and exits with status 2 (or the error's `exit_code`). Python users
+(the hub) get the exception.
 """
 import sys
 

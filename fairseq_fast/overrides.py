@@ -25,7 +25,10 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                        fairseq_cli.interactive.main               async_cli.py's loop (generation
                                                                   only; text made in N processes,
                                                                   written in order); N = 0 (the
-                                                                  default) calls the original
+                                                                  default) calls the original.
+                                                                  Applied when the tool parses
+                                                                  its command line (its module is
+                                                                  loaded by then)
     safe_checkpoints   fairseq.checkpoint_utils.                  weights_only loading with an
                        load_checkpoint_to_cpu                     allowlist (checkpoints.py)
     user_errors        sys.excepthook                             UserError -> one line, exit 2
