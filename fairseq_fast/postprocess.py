@@ -112,6 +112,12 @@ class _Lines:
             "{:.4f}".format(x) for x in hypo["positional_scores"].div_(math.log(2)).tolist())))
 
 
+    @staticmethod
+    def hard_alignment_line(sample_id, alignment):
+        return "A-{}\t{}".format(sample_id, " ".join(
+            "{}-{}".format(src, tgt) for src, tgt in alignment))
+
+
 class GenerateLines(_Lines):
     """fairseq-generate's per-batch output and scorer inputs."""
 
@@ -171,8 +177,7 @@ class GenerateLines(_Lines):
 
     def extra_lines(self, out, sample_id, hypo, alignment, src_str):
         if self.print_alignment == "hard":
-            out.append("A-{}\t{}".format(sample_id, " ".join(
-                "{}-{}".format(src_idx, tgt_idx) for src_idx, tgt_idx in alignment)))
+            out.append(self.hard_alignment_line(sample_id, alignment))
         if self.print_alignment == "soft":
             out.append("A-{}\t{}".format(sample_id, " ".join(
                 ",".join(src_probs) for src_probs in alignment)))
@@ -204,8 +209,7 @@ class InteractiveLines(_Lines):
                 _, hypo_str, alignment = self.hypothesis(hypo, src_str)
                 self.scored_lines(out, id_, hypo, hypo_str, self.decode(hypo_str))
                 if self.print_alignment:
-                    out.append("A-{}\t{}".format(id_, " ".join(
-                        "{}-{}".format(src, tgt) for src, tgt in alignment)))
+                    out.append(self.hard_alignment_line(id_, alignment))
         return "".join(line + "\n" for line in out), []
 
 
