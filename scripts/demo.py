@@ -47,7 +47,9 @@ def generate(data, batch_size, plugin, model="target.pt", draft_len=4):
     cmd = [os.path.join(BIN, "fairseq-generate"), data, "--path",
            os.path.join(EXAMPLE, model), "--gen-subset", "test", "--beam", "1",
            "--batch-size", str(batch_size), "--remove-bpe", "sentencepiece",
-           "--source-lang", "es", "--target-lang", "en"]
+           "--source-lang", "es", "--target-lang", "en",
+           # fairseq's default multiple of 8 can leave the longest sentences untranslated
+           "--required-batch-size-multiple", "1"]
     if plugin:
         cmd += ["--user-dir", os.path.join(ROOT, "fairseq_fast"), "--generator", "speculative",
                 "--draft-path", os.path.join(EXAMPLE, "draft.pt"), "--draft-len", str(draft_len)]
