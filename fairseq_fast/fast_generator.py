@@ -42,7 +42,8 @@ class VectorisedNGramBlock(nn.Module):
 
     def forward(self, tokens: Tensor, lprobs: Tensor, bsz: int, beam_size: int, step: int):
         steps = torch.full((lprobs.size(0), 1), step, dtype=torch.long, device=lprobs.device)
-        return block_repeated_ngrams(lprobs[:, None], tokens[:, : step + 1], steps, self.n)[:, 0]
+        return block_repeated_ngrams(lprobs[:, None], tokens[:, : step + 1], steps, self.n,
+                                     tokens_end_at_steps=True)[:, 0]
 
 
 class _FastMixin:

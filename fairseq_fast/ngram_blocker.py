@@ -6,8 +6,9 @@ equals the current suffix tokens[s-n+2 .. s] bans tokens[c+n-1]. (fairseq's CPU 
 padded tail of the token buffer instead of the suffix and so bans nothing during generation:
 fairseq issue #5206.)
 
-No Python loop over rows or steps and no device-to-host copy: one unfold, one comparison, one
-scatter (a min-reduce straight into lprobs, no vocabulary-sized temporaries). `reference_banned` below is the plain implementation the tests compare against.
+No Python loop over rows or steps and no device-to-host copy: each (n-1)-gram packed into one
+integer, one subtraction against the suffix, one scatter (a min-reduce straight into lprobs, no
+vocabulary-sized temporaries). `reference_banned` below is the plain implementation the tests compare against.
 """
 from typing import List
 
@@ -15,33 +16,60 @@ import torch
 from torch import Tensor
 
 
-def block_repeated_ngrams(lprobs: Tensor, tokens: Tensor, steps: Tensor, n: int) -> Tensor:
+def block_repeated_ngrams(lprobs: Tensor, tokens: Tensor, steps: Tensor, n: int,
+                          tokens_end_at_steps: bool = False) -> Tensor:
     """Set banned entries of lprobs to -inf, in place (and return lprobs).
 
     lprobs [B, m, V]: log-probs for the token after tokens[b, 0..steps[b, j]]
     tokens [B, L]: token buffer (BOS at 0); entries after a row's step are ignored
     steps  [B, m]: long, the stock generator's `step` for each (row, position)
+    tokens_end_at_steps: the caller promises L == steps + 1 everywhere (one position per row,
+        the buffer cut at the step, as fairseq's generators call a blocker): no window then lies
+        past a step, and the check is skipped
     """
     bsz, length = tokens.shape
     if n < 1 or length < n:
         return lprobs
-    grams = tokens.unfold(1, n, 1)  # [B, C, n]: window c = tokens[c .. c+n-1], C = L-n+1
-    starts = torch.arange(grams.size(1), device=tokens.device)
-    if n > 1:
-        keys = tokens.unfold(1, n - 1, 1)  # [B, L-n+2, n-1]: every (n-1)-gram
-        # the suffix of (row, position j) is the (n-1)-gram starting at s-n+2
-        suffix_at = (steps - n + 2).clamp(min=0, max=keys.size(1) - 1)  # [B, m]
-        suffix = keys.gather(1, suffix_at[:, :, None].expand(-1, -1, n - 1))  # [B, m, n-1]
-        same = (keys[:, None, : grams.size(1), :] == suffix[:, :, None, :]).all(-1)  # [B, m, C]
+    windows = length - n + 1  # C: window c = tokens[c .. c+n-1]
+    inf = float("inf")
+    if n > 1:  # [B, m, C]: -inf where window c's first n-1 tokens equal the suffix, else +inf
+        marks = _suffix_marks(tokens, steps, n - 1, windows, lprobs.size(-1), lprobs.dtype)
     else:  # n == 1: the empty suffix matches every window
-        same = torch.ones(bsz, steps.size(1), grams.size(1), dtype=torch.bool,
-                          device=tokens.device)
-    valid = starts[None, None, :] <= (steps - n + 1)[:, :, None]
-    hit = same & valid
-    nxt = grams[:, :, n - 1][:, None, :].expand(-1, steps.size(1), -1)  # [B, m, C]
+        marks = lprobs.new_full((bsz, steps.size(1), windows), -inf)
+    if not tokens_end_at_steps:
+        starts = torch.arange(windows, device=tokens.device)
+        marks.masked_fill_(starts[None, None, :] > (steps - n + 1)[:, :, None], inf)
+    nxt = tokens[:, None, n - 1:].expand(-1, steps.size(1), -1)  # [B, m, C]: token after c
     # min, not assign: a window that misses (+inf) must not clear a ban on the same token
-    inf = torch.tensor(float("inf"), dtype=lprobs.dtype, device=lprobs.device)
-    return lprobs.scatter_reduce_(2, nxt, torch.where(hit, -inf, inf), reduce="amin")
+    return lprobs.scatter_reduce_(2, nxt, marks, reduce="amin")
+
+
+def _suffix_marks(tokens: Tensor, steps: Tensor, k: int, windows: int, vocab: int,
+                  dtype: torch.dtype) -> Tensor:
+    """[B, m, C] of `dtype`: -inf where the k-gram starting at c equals the k tokens ending at
+    steps[b, j], +inf elsewhere.
+
+    Each k-gram is packed into one integer (base-`vocab` digits; int32 when vocab**k fits, as
+    int64 arithmetic is several times slower on CPU), so comparing k-grams is one subtraction:
+    |difference| clamped to 1 is 0 (match) or 1, which (x - 0.5) * inf maps to -inf / +inf
+    (half the time of a bool comparison and a where on CPU). Where vocab**k does not fit in
+    int64 the k-grams are compared token by token."""
+    inf = float("inf")
+    suffix_at = (steps - k + 1).clamp(min=0, max=tokens.size(1) - k)  # [B, m]
+    if vocab ** k >= 2 ** 62:
+        keys = tokens.unfold(1, k, 1)  # [B, L-k+1, k]
+        suffix = keys.gather(1, suffix_at[:, :, None].expand(-1, -1, k))  # [B, m, k]
+        same = (keys[:, None, :windows, :] == suffix[:, :, None, :]).all(-1)
+        return torch.full(same.shape, inf, dtype=dtype, device=tokens.device).masked_fill_(
+            same, -inf)
+    digits = tokens.to(torch.int32 if vocab ** k < 2 ** 31 else torch.int64)
+    width = tokens.size(1) - k + 1
+    keys = digits[:, :width].clone()
+    for i in range(1, k):
+        keys.mul_(vocab).add_(digits[:, i:i + width])
+    suffix = keys.gather(1, suffix_at)  # [B, m]
+    differ = (keys[:, None, :windows] - suffix[:, :, None]).to(dtype)
+    return differ.abs_().clamp_(max=1).sub_(0.5).mul_(inf)
 
 
 def reference_banned(tokens: List[int], step: int, n: int) -> set:

@@ -261,6 +261,32 @@ def test_vectorised_blocker_bans_exactly_the_rule(n, rows):
         assert banned == reference_banned(tokens[i, : step + 1].tolist(), step, n)
 
 
+@settings(max_examples=100, **SETTINGS)
+@given(n=st.integers(1, 4), seed=st.integers(0, 10 ** 6))
+def test_blocker_at_several_positions_per_row(n, seed):
+    """The speculative generators' use: m positions per row, each at its own step, over a
+    buffer longer than every step (later slots hold other tokens, which must be ignored);
+    both ways of comparing (n-1)-grams (packed integers; token by token, taken when
+    vocab**(n-1) would overflow int64) give the rule."""
+    from fairseq_fast.ngram_blocker import _suffix_marks, block_repeated_ngrams, reference_banned
+
+    g = torch.Generator().manual_seed(seed)
+    rows, length, m, vocab = 3, 12, 3, 8
+    tokens = torch.randint(4, vocab, (rows, length), generator=g)
+    steps = torch.randint(0, length - m, (rows, 1), generator=g) + torch.arange(m)[None, :]
+    out = block_repeated_ngrams(torch.zeros(rows, m, vocab, dtype=torch.float64), tokens, steps, n)
+    for b in range(rows):
+        for j in range(m):
+            step = int(steps[b, j])
+            banned = {t for t in range(vocab) if out[b, j, t] == float("-inf")}
+            assert banned == reference_banned(tokens[b, : step + 1].tolist(), step, n)
+    if n > 1:
+        windows = length - n + 1
+        marks = [_suffix_marks(tokens, steps, n - 1, windows, v, torch.float64)
+                 for v in (vocab, 2 ** 20, 2 ** 62)]  # int32, int64, token by token
+        assert torch.equal(marks[0], marks[1]) and torch.equal(marks[0], marks[2])
+
+
 def test_stock_cpu_blocker_is_what_differs():
     """Hand-made: after 'a b c a b' with n = 3, the rule bans 'c'. fairseq's CPU path reads the
     buffer's padded tail instead of the suffix and bans nothing; ours bans exactly 'c'."""
