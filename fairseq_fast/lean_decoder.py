@@ -133,8 +133,10 @@ class LeanDecoder:
             enc = encoder_out["encoder_out"][0].transpose(0, 1)  # [B, S, C]
             for layer in self.layers:
                 attn = layer.encoder_attn
-                cross_k.append(_heads(_linear(attn.k_proj, enc), attn.num_heads))
-                cross_v.append(_heads(_linear(attn.v_proj, enc), attn.num_heads))
+                # contiguous [B, H, S, D]: as a transposed view, every step's matmul would
+                # first copy it (B and H cannot be merged into one batch dimension)
+                cross_k.append(_heads(_linear(attn.k_proj, enc), attn.num_heads).contiguous())
+                cross_v.append(_heads(_linear(attn.v_proj, enc), attn.num_heads).contiguous())
             pads = encoder_out["encoder_padding_mask"]
             if len(pads) > 0 and pads[0] is not None and pads[0].any():
                 cross_mask = pads[0][:, None, None, :]
