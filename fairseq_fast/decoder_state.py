@@ -15,8 +15,9 @@ query's own position + 1) and are overwritten by the next write, so rollback cop
 zeroes nothing. Encoder K/V are never touched by rollback.
 
 Beam search reorders rows (`select_rows` with a same-size order): only rows whose source row
-differs are copied, and only their valid slots. Encoder K/V follow at sentence level (a
-sentence's beams stay together), so they are copied only when whole sentences leave the batch.
+differs are copied, and only their valid slots; rows that leave the batch are compacted in place
+(valid slots only, no new buffer). Encoder K/V follow at sentence level (a sentence's beams stay
+together), so they are copied only when whole sentences leave the batch.
 A state that runs out of slots doubles its capacity (`ensure_capacity`).
 """
 from dataclasses import dataclass
@@ -80,8 +81,7 @@ class DecoderState:
         if rows.numel() == self.lengths.numel():
             self._move_changed_rows(rows)
         else:  # rows leave the batch
-            self.self_k = self.self_k.index_select(1, rows)
-            self.self_v = self.self_v.index_select(1, rows)
+            self._compact(rows)
         self.lengths = self.lengths.index_select(0, rows)
         sentences = rows.view(-1, self.group)[:, 0] // self.group
         n_sent = self.cross_k[0].size(0) if self.cross_k else sentences.numel()
@@ -93,11 +93,24 @@ class DecoderState:
         if self.cross_mask is not None:
             self.cross_mask = self.cross_mask.index_select(0, sentences)
 
+    def _compact(self, rows: Tensor) -> None:
+        """Fewer rows: gather the kept rows' valid slots to the front of the same buffers (no new
+        allocation: a fresh buffer costs more in page faults than the copy itself)."""
+        used, keep = int(self.lengths.max()), rows.numel()
+        for name in ("self_k", "self_v"):
+            cache = getattr(self, name)
+            for layer in cache:  # [B, H, capacity, D]
+                valid = layer[:, :, :used]
+                valid[:keep] = valid.index_select(0, rows)  # gathered before overwriting
+            setattr(self, name, cache[:, :keep])
+
     def _move_changed_rows(self, rows: Tensor) -> None:
         """Same batch size, new order: copy the valid slots of the rows whose source differs."""
         changed = (rows != torch.arange(rows.numel(), device=rows.device)).nonzero().squeeze(1)
         used = int(self.lengths.max())
         src = rows.index_select(0, changed)
         for cache in (self.self_k, self.self_v):
-            # the right-hand side is gathered into a new tensor before any row is overwritten
-            cache[:, changed, :, :used] = cache[:, src, :, :used]
+            for layer in cache:  # one layer at a time: [B, H, used, D], the rows' slots
+                valid = layer[:, :, :used]
+                # gathered into a new tensor before any row is overwritten
+                valid.index_copy_(0, changed, valid.index_select(0, src))

@@ -8,7 +8,8 @@ fairseq issue #5206.)
 
 No Python loop over rows or steps and no device-to-host copy: each (n-1)-gram packed into one
 integer, one subtraction against the suffix, one scatter (a min-reduce straight into lprobs, no
-vocabulary-sized temporaries). `reference_banned` below is the plain implementation the tests compare against.
+vocabulary-sized temporaries). `reference_banned` below is the plain implementation the tests
+compare against.
 """
 from typing import List
 

@@ -36,7 +36,8 @@ SETTINGS = {"greedy": ["--beam", "1"], "beam5": ["--beam", "5"]}
 def cli_args(data, setting, batch_size):
     return [data, "--path", os.path.join(demo.EXAMPLE, "target.pt"), "--gen-subset", "test",
             "--source-lang", "es", "--target-lang", "en", "--batch-size", str(batch_size),
-            "--required-batch-size-multiple", "1", "--remove-bpe", "sentencepiece", "--user-dir", os.path.join(ROOT, "fairseq_fast"),
+            "--required-batch-size-multiple", "1", "--remove-bpe", "sentencepiece",
+            "--user-dir", os.path.join(ROOT, "fairseq_fast"),
             *SETTINGS[setting]]
 
 
