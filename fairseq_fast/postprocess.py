@@ -111,7 +111,6 @@ class _Lines:
         out.append("P-{}\t{}".format(sample_id, " ".join(
             "{:.4f}".format(x) for x in hypo["positional_scores"].div_(math.log(2)).tolist())))
 
-
     @staticmethod
     def hard_alignment_line(sample_id, alignment):
         return "A-{}\t{}".format(sample_id, " ".join(

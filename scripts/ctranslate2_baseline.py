@@ -33,13 +33,11 @@ import subprocess
 import sys
 import time
 
-import demo  # scripts/demo.py: binarises the first n test pairs
+import demo  # scripts/demo.py: encodes and binarises the first n test pairs
+from demo import BIN, EXAMPLE, ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXAMPLE = os.path.join(ROOT, "user_dir_examples", "bible_es_en")
 MODEL = os.path.join(EXAMPLE, "target.pt")
 WORK = os.path.join(ROOT, "work", "ct2")
-BIN = os.path.dirname(sys.executable)
 
 
 def convert(model_path, data_dir, out_dir, force=False):
@@ -75,18 +73,6 @@ def translate_tokens(translator, sources, beam_size, max_batch_size):
         length_penalty=1.0, max_decoding_length=201, min_decoding_length=1,
         no_repeat_ngram_size=0, max_input_length=0, return_scores=True)
     return [r.hypotheses[0] for r in results], [r.scores[0] for r in results]
-
-
-def encode_test(n):
-    """The first n test sentences (source and reference) as sentencepiece pieces."""
-    import sentencepiece as spm
-
-    sp = spm.SentencePieceProcessor(model_file=os.path.join(EXAMPLE, "spm.model"))
-    out = {}
-    for lang in ("es", "en"):
-        with open(os.path.join(EXAMPLE, f"test.{lang}"), encoding="utf-8") as f:
-            out[lang] = [sp.encode(line.strip(), out_type=str) for line, _ in zip(f, range(n))]
-    return out["es"], out["en"]
 
 
 def fairseq_reference(n, beam, batch_size):
@@ -132,7 +118,7 @@ def main():
 
     model_dir = convert(MODEL, EXAMPLE, os.path.join(WORK, "target_fp32"))
     translator = load_translator(model_dir, args.threads)
-    sources, _ = encode_test(args.sentences)
+    sources = demo.encode_test("es", args.sentences)
     translate_tokens(translator, sources[:1], args.beam, 1)  # warm-up
     start = time.perf_counter()
     hyps, scores = translate_tokens(translator, sources, args.beam, args.batch_size)

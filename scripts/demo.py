@@ -17,6 +17,16 @@ WORK = os.path.join(ROOT, "work", "demo")
 BIN = os.path.dirname(sys.executable)
 
 
+def encode_test(lang, sentences=None):
+    """The raw test set's `lang` side (its first `sentences` lines when given) as sentencepiece
+    pieces, one list per line."""
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=os.path.join(EXAMPLE, "spm.model"))
+    with open(os.path.join(EXAMPLE, f"test.{lang}"), encoding="utf-8") as f:
+        return [sp.encode(line.strip(), out_type=str) for line in f.readlines()[:sentences]]
+
+
 def binarise(sentences=None):
     """Sentencepiece-encode and binarise the raw test set (its first `sentences` pairs when
     given) with the committed dictionaries; returns the data folder."""
@@ -24,16 +34,12 @@ def binarise(sentences=None):
     out = os.path.join(WORK, name)
     if os.path.exists(os.path.join(out, "test.es-en.en.bin")):
         return out
-    import sentencepiece as spm
-
-    sp = spm.SentencePieceProcessor(model_file=os.path.join(EXAMPLE, "spm.model"))
     tok = os.path.join(WORK, "tok" if sentences is None else f"tok-first{sentences}")
     os.makedirs(tok, exist_ok=True)
     for lang in ("es", "en"):
-        with open(os.path.join(EXAMPLE, f"test.{lang}"), encoding="utf-8") as f, \
-                open(os.path.join(tok, f"test.{lang}"), "w", encoding="utf-8") as g:
-            for line in f.readlines()[:sentences]:
-                g.write(" ".join(sp.encode(line.strip(), out_type=str)) + "\n")
+        with open(os.path.join(tok, f"test.{lang}"), "w", encoding="utf-8") as g:
+            for pieces in encode_test(lang, sentences):
+                g.write(" ".join(pieces) + "\n")
     subprocess.run([os.path.join(BIN, "fairseq-preprocess"), "--source-lang", "es",
                     "--target-lang", "en", "--testpref", os.path.join(tok, "test"),
                     "--destdir", out, "--srcdict", os.path.join(EXAMPLE, "dict.es.txt"),
