@@ -104,9 +104,13 @@ def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor],
 class LeanDecoder:
     """Stateless view of a fairseq TransformerDecoder's weights; all state lives in DecoderState."""
 
-    def __init__(self, decoder: nn.Module):
+    def __init__(self, decoder: nn.Module, vocab: Optional[Tensor] = None):
+        """vocab: sorted indices of the only tokens to score (a draft's shortlist, see
+        draft_vocab.py); the others get logit -inf. None scores every token."""
         check_supported(decoder)
         self.decoder = decoder
+        self.vocab = vocab
+        self._shortlist = (None, None)  # (weights' identity, (vocab, rows, bias))
         self.layers = list(decoder.layers)
         first = self.layers[0].self_attn
         self.heads = first.num_heads
@@ -215,8 +219,24 @@ class LeanDecoder:
         if dec.project_out_dim is not None:
             x = dec.project_out_dim(x)
         state.lengths = start + n
-        logits = _linear(dec.output_projection, x)
+        logits = self._output(x)
         return (logits, attn) if need_attn else logits
+
+    def _output(self, x: Tensor) -> Tensor:
+        projection = self.decoder.output_projection
+        if self.vocab is None:
+            return _linear(projection, x)
+        weight, bias = projection.weight, projection.bias
+        key = (weight.data_ptr(), weight.dtype, weight.device)
+        if self._shortlist[0] != key:  # cut once, again only if the model moved
+            vocab = self.vocab.to(weight.device)
+            cut = (vocab, weight.index_select(0, vocab),
+                   None if bias is None else bias.index_select(0, vocab))
+            self._shortlist = (key, cut)
+        vocab, rows, cut_bias = self._shortlist[1]
+        scores = F.linear(x, rows, cut_bias)
+        logits = scores.new_full(x.shape[:-1] + (weight.size(0),), float("-inf"))
+        return logits.index_copy_(-1, vocab, scores)
 
     def _layer(self, i, layer, x, state: DecoderState, rows, positions, lo, n, total, mask,
                need_attn: bool = False):

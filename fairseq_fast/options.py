@@ -34,6 +34,16 @@ class FastGenerationConfig(FairseqDataclass):
         "help": "per-sentence draft length between 1 and 2 x --draft-len: the cap grows by 2 "
                 "after a fully accepted window and shrinks by 1 otherwise (HF's heuristic), and "
                 "drafting stops early where the draft's confidence no longer pays for a step"})
+    draft_vocab: int = field(default=0, metadata={
+        "help": "--generator speculative: the draft scores only the N most frequent target "
+                "tokens (a smaller output projection per draft step; FR-Spec). Output is "
+                "unchanged (the target verifies every draft token); a target token outside the "
+                "N is never drafted, so fewer drafts may be kept. 0 = every token"})
+    draft_vocab_counts: Optional[str] = field(default=None, metadata={
+        "help": "token counts that rank --draft-vocab: a fairseq dictionary file ('symbol "
+                "count' lines) of the target side of the training data, e.g. from "
+                "fairseq-preprocess --only-source --dict-only. Default: the target dictionary's "
+                "own order (by count; with a joined dictionary that counts the source too)"})
     bild_fallback_threshold: float = field(default=0.6, metadata={
         "help": "BiLD fallback: when the small model's probability for its next token is below "
                 "this, the token is dropped and the large model writes it (0..1; 1 = the large "
@@ -101,6 +111,15 @@ def validate(cfg: FastGenerationConfig) -> None:
     if cfg.generator not in GENERATORS:
         raise UserError(f"unknown --generator {cfg.generator!r}; choose from "
                         + ", ".join(GENERATORS))
+    if int(cfg.draft_vocab) < 0:
+        raise UserError(f"--draft-vocab must be >= 0 (got {cfg.draft_vocab})")
+    if cfg.generator != "speculative" and (int(cfg.draft_vocab) or cfg.draft_vocab_counts):
+        raise UserError("--draft-vocab / --draft-vocab-counts are for --generator speculative "
+                        "(BiLD's output depends on the small model's whole distribution)"
+                        if cfg.generator == "bild" else
+                        "--draft-vocab / --draft-vocab-counts need --generator speculative")
+    if cfg.draft_vocab_counts and not os.path.isfile(cfg.draft_vocab_counts):
+        raise UserError(f"--draft-vocab-counts {cfg.draft_vocab_counts}: no such file")
     if cfg.generator == "default":
         return
     if not cfg.draft_path:

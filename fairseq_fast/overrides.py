@@ -168,6 +168,7 @@ def build_draft_generator(task, models, args, cfg):
     """SpeculativeSequenceGenerator or BiLDSequenceGenerator, with the draft loaded (once)."""
     from fairseq_fast.bild_generator import BiLDSequenceGenerator
     from fairseq_fast.draft_loading import load_draft
+    from fairseq_fast.draft_vocab import shortlist
     from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
 
     models = list(models)
@@ -191,6 +192,8 @@ def build_draft_generator(task, models, args, cfg):
         generator = SpeculativeSequenceGenerator(
             models, task.target_dictionary, draft_model=draft, draft_len=int(cfg.draft_len),
             adaptive_draft_len=bool(cfg.adaptive_draft_len),
+            draft_vocab=shortlist(task.target_dictionary, int(cfg.draft_vocab),
+                                  cfg.draft_vocab_counts),
             sampling_topk=g("sampling_topk", -1), sampling_topp=g("sampling_topp", -1.0),
             **common)
     if options._cli_values:  # a command-line run: print the summary beside fairseq's at exit

@@ -24,11 +24,12 @@ from fairseq_fast.step_rules import StepRules
 
 
 class DraftModelProposer:
-    def __init__(self, model, rules: StepRules, sampler=None):
+    def __init__(self, model, rules: StepRules, sampler=None, vocab=None):
         """model: a fairseq model whose decoder LeanDecoder supports; sampler: an acceptance rule
-        with `distribution(lprobs)` (sampling) or None (greedy: the draft proposes its argmax)."""
+        with `distribution(lprobs)` (sampling) or None (greedy: the draft proposes its argmax);
+        vocab: the only tokens the draft scores (draft_vocab.py), None for all."""
         self.model = model
-        self.lean = LeanDecoder(model.decoder)
+        self.lean = LeanDecoder(model.decoder, vocab)
         self.rules = rules
         self.sampler = sampler
         self.state: Optional[DecoderState] = None

@@ -102,17 +102,18 @@ class AdaptiveDraftLength:
         return grown.clamp(1, self.maximum)
 
 
-def step_cost(decoder: nn.Module) -> float:
+def step_cost(decoder: nn.Module, vocab: Optional[Tensor] = None) -> float:
     """Relative cost of one decoder step: a fixed overhead per layer (kernel launches and Python,
     which dominate small models) plus the multiply-adds of the weights a step reads (the output
-    projection included, tied to the embeddings or not; the embedding lookup excluded), in units
-    of one 1024 x 1024 matmul."""
+    projection included, tied to the embeddings or not, only its `vocab` rows when given; the
+    embedding lookup excluded), in units of one 1024 x 1024 matmul."""
     per_layer_overhead = 0.5
     weights = {id(p): p.numel() for p in decoder.parameters()}
     weights.pop(id(decoder.embed_tokens.weight), None)
     projection = getattr(decoder, "output_projection", None)
     if projection is not None:
-        weights[id(projection.weight)] = projection.weight.numel()
+        rows = projection.weight.size(0) if vocab is None else vocab.numel()
+        weights[id(projection.weight)] = rows * projection.weight.size(1)
     return len(decoder.layers) * per_layer_overhead + sum(weights.values()) / 2 ** 20
 
 
@@ -125,7 +126,8 @@ class SpeculativeSequenceGenerator(nn.Module):
                  normalize_scores: bool = True, len_penalty: float = 1.0,
                  unk_penalty: float = 0.0, temperature: float = 1.0, sampling: bool = False,
                  sampling_topk: int = -1, sampling_topp: float = -1.0,
-                 no_repeat_ngram_size: int = 0, eos: Optional[int] = None):
+                 no_repeat_ngram_size: int = 0, eos: Optional[int] = None,
+                 draft_vocab: Optional[Tensor] = None):
         super().__init__()
         models = list(models)
         if len(models) != 1:
@@ -146,7 +148,8 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.draft_len = draft_len
         self.adaptive = None
         if adaptive_draft_len:
-            ratio = step_cost(draft_model.decoder) / step_cost(self.model.decoder)
+            ratio = (step_cost(draft_model.decoder, draft_vocab)
+                     / step_cost(self.model.decoder))
             self.adaptive = AdaptiveDraftLength(draft_len, 2 * draft_len, min(ratio, 1.0))
         self.draft_stop = self.adaptive  # when a row stops drafting early (proposer.py)
         self.max_len_a, self.max_len_b = max_len_a, max_len_b
@@ -158,7 +161,7 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.acceptance = (RejectionSampling(sampling_topk, sampling_topp) if sampling
                            else GreedyAcceptance())
         self.proposer = DraftModelProposer(
-            draft_model, self.rules, self.acceptance if sampling else None)
+            draft_model, self.rules, self.acceptance if sampling else None, draft_vocab)
         self.stats = SpecStats()
         self.model.eval()
         self.draft_model.eval()

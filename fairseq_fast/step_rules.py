@@ -39,22 +39,31 @@ class StepRules:
         if self.temperature != 1.0:
             logits = logits / self.temperature
         lprobs = model.get_normalized_probs((logits, None), log_probs=True, sample=None)
-        lprobs = lprobs.masked_fill(lprobs != lprobs, -math.inf)
+        # Each edit below is skipped when no position of this call can be affected by it (the
+        # result is the same; a verify pass was spending more on these edits than on softmax).
+        torch.nan_to_num_(lprobs, nan=-math.inf, posinf=math.inf, neginf=-math.inf)
         lprobs[:, :, self.pad] = -math.inf
-        lprobs[:, :, self.unk] -= self.unk_penalty
-        vocab = torch.arange(lprobs.size(-1), device=lprobs.device)
-        at_max = steps >= self.max_len  # [B, m]
-        lprobs = lprobs.masked_fill(at_max[:, :, None] & (vocab != self.eos), -math.inf)
-        if prefix is not None:
+        if self.unk_penalty != 0:
+            lprobs[:, :, self.unk] -= self.unk_penalty
+        lo, hi = (int(s) for s in torch.aminmax(steps))
+        if hi >= self.max_len:  # only EOS at max_len
+            at_max = (steps >= self.max_len)[:, :, None]
+            eos = lprobs[:, :, self.eos].clone()
+            lprobs.masked_fill_(at_max, -math.inf)
+            lprobs[:, :, self.eos] = eos
+        in_zone = None
+        if prefix is not None and lo < min(prefix.size(1), self.max_len):
             in_zone = (steps < prefix.size(1)) & (steps < self.max_len)
             forced = prefix.gather(1, steps.clamp(max=prefix.size(1) - 1))  # [B, m]
             is_forced = in_zone & forced.ne(self.pad)
+            vocab = torch.arange(lprobs.size(-1), device=lprobs.device)
             keep = vocab == forced[:, :, None]
-            lprobs = lprobs.masked_fill(is_forced[:, :, None] & ~keep, -math.inf)
-        else:
-            in_zone = torch.zeros_like(at_max)
-        no_eos = (steps < self.min_len) & ~in_zone
-        lprobs[:, :, self.eos] = lprobs[:, :, self.eos].masked_fill(no_eos, -math.inf)
+            lprobs.masked_fill_(is_forced[:, :, None] & ~keep, -math.inf)
+        if lo < self.min_len:  # no EOS before min_len (outside a forced prefix)
+            no_eos = steps < self.min_len
+            if in_zone is not None:
+                no_eos = no_eos & ~in_zone
+            lprobs[:, :, self.eos] = lprobs[:, :, self.eos].masked_fill(no_eos, -math.inf)
         if self.no_repeat_ngram_size > 0:
             lprobs = block_repeated_ngrams(lprobs, tokens, steps, self.no_repeat_ngram_size)
         return lprobs

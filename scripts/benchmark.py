@@ -3,7 +3,9 @@
 
     python scripts/benchmark.py [--sentences 200] [--repeats 3] [--json work/benchmark.json]
 
-For each setting (greedy batch 1, greedy batch 8, sampling T=1 batch 1) the same batches are
+For each setting (greedy batch 1, greedy batch 8, sampling T=1 batch 1, the adaptive draft
+lengths, then the first three again with the draft scoring a --draft-vocab shortlist; --settings
+picks rows) the same batches are
 decoded by stock SequenceGenerator and by SpeculativeSequenceGenerator, alternating, several
 repeats; medians are reported. Also measured: each model's decoder step time (stock incremental
 step, lean step, and the matmuls alone), the verify pass time, the cost ratio
@@ -30,6 +32,7 @@ from fairseq import checkpoint_utils  # noqa: E402
 from omegaconf import open_dict  # noqa: E402
 
 from fairseq_fast.draft_loading import load_draft  # noqa: E402
+from fairseq_fast.draft_vocab import shortlist  # noqa: E402
 from fairseq_fast.lean_decoder import LeanDecoder  # noqa: E402
 from fairseq_fast.speculative_generator import (  # noqa: E402
     AdaptiveDraftLength, SpeculativeSequenceGenerator)
@@ -181,22 +184,38 @@ def load_target(path, data):
 
 
 def main():
+    import demo
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_model_args(ap)
     ap.add_argument("--sentences", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--draft-len", type=int, default=4)
+    ap.add_argument("--draft-vocab", type=int, default=1536,
+                    help="shortlist size for the '--draft-vocab' rows (0: leave them out)")
+    ap.add_argument("--draft-vocab-counts", default=os.path.join(demo.EXAMPLE, "counts.en.txt"))
+    ap.add_argument("--settings", default=None,
+                    help="comma-separated row numbers (1-based, in the order of the table) to "
+                         "run; default all")
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark.json"))
     args = ap.parse_args()
     target, cfg, task = load_target(args.target, args.data)
     draft = load_draft(task, args.draft, target)
     torch.set_grad_enabled(False)
 
-    settings = [("greedy", 1, {}), ("greedy", 8, {}),
-                ("sampling T=1", 1, {"sampling": True, "temperature": 1.0}),
+    sampling = {"sampling": True, "temperature": 1.0}
+    settings = [("greedy", 1, {}), ("greedy", 8, {}), ("sampling T=1", 1, sampling),
                 ("greedy, adaptive draft len", 1, {"adaptive": "ours"}),
                 ("greedy, HF's draft-len heuristic", 1, {"adaptive": "hf"}),
                 ("greedy, HF's heuristic + confidence 0.4", 1, {"adaptive": "hf+conf"})]
+    if args.draft_vocab:
+        vocab = shortlist(task.target_dictionary, args.draft_vocab, args.draft_vocab_counts)
+        tag = f"--draft-vocab {args.draft_vocab}"
+        settings += [(f"greedy, {tag}", 1, {"vocab": vocab}),
+                     (f"greedy, {tag}", 8, {"vocab": vocab}),
+                     (f"sampling T=1, {tag}", 1, {**sampling, "vocab": vocab})]
+    if args.settings:
+        settings = [settings[int(i) - 1] for i in args.settings.split(",")]
     report = {"threads": torch.get_num_threads(), "draft_len": args.draft_len, "settings": []}
     first, _ = batches(task, 1, 1)
     k = args.draft_len
@@ -211,13 +230,13 @@ def main():
             gen_cfg.beam = 1
             gen_cfg.max_len_b = 200
             for key, value in opts.items():
-                if key != "adaptive":
+                if key not in ("adaptive", "vocab"):
                     setattr(gen_cfg, key, value)
         stock = stock_generator(task, target, gen_cfg)
         spec = SpeculativeSequenceGenerator(
             [target], task.target_dictionary, draft_model=draft, draft_len=k,
             sampling=opts.get("sampling", False), temperature=opts.get("temperature", 1.0),
-            adaptive_draft_len="adaptive" in opts)
+            adaptive_draft_len="adaptive" in opts, draft_vocab=opts.get("vocab"))
         if opts.get("adaptive") in ADAPTIVE_RULES:
             spec.adaptive.__class__ = ADAPTIVE_RULES[opts["adaptive"]]
         t_stock, t_spec, agree = [], [], None

@@ -48,7 +48,7 @@ def binarise(sentences=None):
     return out
 
 
-def generate(data, batch_size, plugin, model="target.pt", draft_len=4):
+def generate(data, batch_size, plugin, model="target.pt", draft_len=4, draft_vocab=0):
     env = dict(os.environ)
     cmd = [os.path.join(BIN, "fairseq-generate"), data, "--path",
            os.path.join(EXAMPLE, model), "--gen-subset", "test", "--beam", "1",
@@ -59,6 +59,9 @@ def generate(data, batch_size, plugin, model="target.pt", draft_len=4):
     if plugin:
         cmd += ["--user-dir", os.path.join(ROOT, "fairseq_fast"), "--generator", "speculative",
                 "--draft-path", os.path.join(EXAMPLE, "draft.pt"), "--draft-len", str(draft_len)]
+        if draft_vocab:  # the draft scores only the most frequent English tokens
+            cmd += ["--draft-vocab", str(draft_vocab),
+                    "--draft-vocab-counts", os.path.join(EXAMPLE, "counts.en.txt")]
         env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
     else:  # stock fairseq 0.12 cannot load checkpoints on torch >= 2.6 without this
         env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
@@ -93,15 +96,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch-size", type=int, default=1)
     ap.add_argument("--draft-len", type=int, default=4)
+    ap.add_argument("--draft-vocab", type=int, default=1536,
+                    help="the draft scores the N most frequent English tokens (0: all 4,008)")
     ap.add_argument("--draft-bleu", action="store_true",
                     help="also translate with the draft alone and print its BLEU")
     args = ap.parse_args()
     data = binarise()
     print(f"[demo] {len(open(os.path.join(EXAMPLE, 'test.es')).readlines())} test sentences, "
           f"greedy, batch size {args.batch_size}; stock first, then speculative "
-          f"(draft-len {args.draft_len})")
+          f"(draft-len {args.draft_len}, draft-vocab {args.draft_vocab or 'all'})")
     stock = generate(data, args.batch_size, plugin=False)
-    spec = generate(data, args.batch_size, plugin=True, draft_len=args.draft_len)
+    spec = generate(data, args.batch_size, plugin=True, draft_len=args.draft_len,
+                    draft_vocab=args.draft_vocab)
     want, got = stock["hyps"], spec["hyps"]
     differing = [i for i in want if i not in got or got[i][1] != want[i][1]]
     worst = max(abs(want[i][0] - got[i][0]) for i in want if i in got)

@@ -8,7 +8,8 @@ its own process, each writing its JSON into --out:
 
     engines      benchmark_engines.py   stock fairseq vs fairseq_fast vs CTranslate2, fp32,
                                         greedy and beam 5, batch 1 and 32
-    speculative  benchmark.py           speculative vs stock: greedy bs 1/8, sampling, adaptive
+    speculative  benchmark.py           speculative vs stock: greedy bs 1/8, sampling, adaptive,
+                                        --draft-vocab
     bild         benchmark_bild.py      BiLD threshold sweep, BLEU and speed vs stock
     defaults     benchmark_defaults.py  the plugin's default generator vs stock, n-gram blocker
     pipeline     benchmark_pipeline.py  fairseq-generate end to end, --postprocess-workers 0 vs 2

@@ -66,6 +66,7 @@ SPEC = lambda pair, *extra: ["--generator", "speculative", "--draft-path",  # no
     (["--batch-size", "16"], ["--draft-len", "3"]),
     (["--batch-size", "7", "--max-len-b", "6", "--min-len", "2"], ["--adaptive-draft-len"]),
     (["--batch-size", "5", "--prefix-size", "1", "--unkpen", "0.5"], ["--draft-len", "6"]),
+    (["--batch-size", "4"], ["--draft-vocab", "8"]),
 ])
 def test_generate_matches_stock(tiny_pair, extra, ours):
     stock = run("fairseq-generate", generate_args(tiny_pair, *extra), plugin=False)
@@ -125,6 +126,8 @@ def assert_one_line_error(result, *needles):
     (["--diverse-beam-groups", "2"], ["--diverse-beam-groups"]),
     (["--print-alignment"], ["--print-alignment"]),
     (["--constraints"], ["--constraints"]),
+    (["--draft-vocab", "-1"], ["--draft-vocab must be >= 0"]),
+    (["--draft-vocab", "8", "--draft-vocab-counts", "/nonexistent/dict.txt"], ["no such file"]),
 ])
 def test_bad_flags_fail_with_one_line(tiny_pair, case, needles):
     args = generate_args(tiny_pair) + SPEC(tiny_pair) + case

@@ -52,6 +52,8 @@ def test_interactive(tiny_pair):
     (["--sampling"], ["greedy only"]),
     (["--adaptive-draft-len"], ["--adaptive-draft-len is for --generator speculative"]),
     (["--draft-path", "/nonexistent/small.pt"], ["no such file"]),
+    (["--draft-vocab", "8"], ["--draft-vocab / --draft-vocab-counts are for --generator "
+                              "speculative (BiLD's output depends"]),
 ])
 def test_bad_flags_fail_with_one_line(tiny_pair, case, needles):
     args = generate_args(tiny_pair) + BILD(tiny_pair) + case

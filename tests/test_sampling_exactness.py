@@ -16,6 +16,7 @@ from fairseq.sequence_generator import SequenceGenerator
 from scipy.stats import chisquare
 
 from fairseq_fast.acceptance import RejectionSampling, Verdict, cumulate
+from fairseq_fast.draft_vocab import shortlist
 from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
 from model_factory import DummyTask, make_dictionary, source_batch, translation_model
 
@@ -151,4 +152,21 @@ def test_confidence_stopped_windows_keep_the_target_distribution(pair):
     s = spec.stats
     assert s.proposed < 2 * s.row_rounds  # some windows were cut short by the stop rule ...
     assert s.accepted > 0 and s.proposed > s.row_rounds  # ... others were not
+    assert chi_square_p(got, table) > 1e-3
+
+
+def test_shortlisted_draft_keeps_the_target_distribution(pair):
+    """--draft-vocab: q is zero outside the shortlist; tokens there come only from the residual
+    norm(max(0, p - q)) after a rejection (or a bonus), and must still appear as often as the
+    target samples them."""
+    target, draft, sample, many = pair
+    table = exact_pairs(target, sample, 1.0, -1, -1.0)
+    vocab = shortlist(DICT, DICT.nspecial + 4)  # half of the 8 ordinary words
+    torch.manual_seed(4)
+    spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=2,
+                                        sampling=True, max_len_b=2, draft_vocab=vocab)
+    got = spec.generate([target], many)
+    outside = set(range(len(DICT))) - set(vocab.tolist())
+    assert any(h[0]["tokens"][0].item() in outside for h in got)
+    assert 0.05 < spec.stats.alpha < 0.95
     assert chi_square_p(got, table) > 1e-3

@@ -3,14 +3,15 @@
 Hypothesis draws model shapes (target and draft differing in depth, width, heads, learned vs
 sinusoidal positions, pre/post-norm, shared embeddings), batch sizes, source-length mixes, draft
 lengths, EOS biases (sentences ending at once, or running into max length), length limits,
-unk penalty, forced prefixes and n-gram blocking. Stock is given the correct n-gram rule (its CPU
-blocker bans nothing: fairseq issue #5206).
+unk penalty, forced prefixes, n-gram blocking and draft vocabulary shortlists. Stock is given
+the correct n-gram rule (its CPU blocker bans nothing: fairseq issue #5206).
 """
 import torch
 from fairseq.sequence_generator import SequenceGenerator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fairseq_fast.draft_vocab import shortlist
 from fairseq_fast.ngram_blocker import reference_banned
 from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
 from model_factory import (DummyTask, language_model, make_dictionary, prompt_batch,
@@ -56,13 +57,16 @@ generation = st.fixed_dictionaries({
     "min_len": st.integers(1, 3),
     "unk_penalty": st.sampled_from([0.0, -2.0, 1.0]),
     "ngram": st.sampled_from([0, 0, 2, 3]),
+    "draft_vocab": st.sampled_from([0, 0, 6, 10]),  # the draft scores only a shortlist
 })
 
 
 def speculative(target, draft, gen, kw):
     return SpeculativeSequenceGenerator([target], DICT, draft_model=draft,
                                         draft_len=gen["draft_len"],
-                                        adaptive_draft_len=gen["adaptive"], **kw)
+                                        adaptive_draft_len=gen["adaptive"],
+                                        draft_vocab=shortlist(DICT, gen.get("draft_vocab", 0)),
+                                        **kw)
 
 
 def compare(target, draft, sample, prefix, gen, build=speculative):

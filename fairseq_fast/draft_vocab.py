@@ -1,0 +1,74 @@
+"""A frequency-ranked shortlist for the draft's output layer (FR-Spec, Zhao et al. 2025).
+
+A small draft spends most of a decoding step on its output projection (vocabulary x width
+weights; 4,008 x 128 of the demo draft's ~0.7 M per step). Scoring only the N most frequent
+target tokens shrinks that read N / V-fold. Output does not change: the draft only proposes,
+and the target verifies every proposal. Greedy output stays the target's own; sampling stays
+exact because q (zero outside the shortlist) is the distribution the draft really sampled
+from, and the residual norm(max(0, p - q)) covers every token outside it. What changes is how
+often a draft is kept: a target token outside the shortlist is never proposed.
+
+    vocab = shortlist(tgt_dict, 1536, counts_path="counts.en.txt")   # sorted LongTensor | None
+
+Ranking: the counts file (fairseq's dictionary format, `symbol count` per line, as
+`fairseq-preprocess --only-source --dict-only` writes for the target side of the training
+data), else the target dictionary's own order (fairseq writes dictionaries sorted by count;
+with a joined source/target dictionary that order counts the source language too). The
+dictionary's special symbols (BOS, pad, EOS, unk) are always in the shortlist.
+"""
+import os
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from fairseq_fast.errors import UserError
+
+
+def _read_counts(path: str, tgt_dict) -> Tensor:
+    """Per target-dictionary index, the count the file gives its symbol (0 if absent)."""
+    if not os.path.isfile(path):
+        raise UserError(f"--draft-vocab-counts {path}: no such file")
+    counts = torch.zeros(len(tgt_dict), dtype=torch.long)
+    known = 0
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if line.endswith(" #fairseq:overwrite"):  # fairseq's own flag for a symbol
+                line = line[: -len(" #fairseq:overwrite")]
+            if line.strip() == "":
+                continue
+            parts = line.rsplit(" ", 1)
+            if len(parts) != 2 or not parts[1].lstrip("-").isdigit():
+                raise UserError(f"--draft-vocab-counts {path}, line {number}: expected "
+                                f"'symbol count', got {line.strip()[:40]!r}")
+            index = tgt_dict.indices.get(parts[0])
+            if index is not None:
+                counts[index] = int(parts[1])
+                known += 1
+    if known == 0:
+        raise UserError(f"--draft-vocab-counts {path}: none of its symbols is in the target "
+                        f"dictionary")
+    return counts
+
+
+def shortlist(tgt_dict, n: int, counts_path: Optional[str] = None) -> Optional[Tensor]:
+    """Indices (sorted) of the n target tokens the draft scores, or None for all of them."""
+    if n < 0:
+        raise UserError(f"--draft-vocab must be >= 0 (got {n})")
+    size = len(tgt_dict)
+    if n == 0 or n >= size:
+        return None
+    special = tgt_dict.nspecial
+    if n <= special:
+        raise UserError(f"--draft-vocab {n} leaves no room beside the dictionary's {special} "
+                        f"special symbols")
+    if counts_path is None:
+        rank = torch.arange(size)  # the dictionary's own (count) order
+    else:
+        counts = _read_counts(counts_path, tgt_dict)
+        # most frequent first; ties (and unseen tokens) in dictionary order
+        rank = torch.argsort(-counts, stable=True)
+    rank = rank[rank >= special]
+    chosen = torch.cat([torch.arange(special), rank[: n - special]])
+    return chosen.sort().values
