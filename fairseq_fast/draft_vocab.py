@@ -56,6 +56,8 @@ def shortlist(tgt_dict, n: int, counts_path: Optional[str] = None) -> Optional[T
     """Indices (sorted) of the n target tokens the draft scores, or None for all of them."""
     if n < 0:
         raise UserError(f"--draft-vocab must be >= 0 (got {n})")
+    # a counts file is read (and its errors reported) even when n leaves it unused
+    counts = None if counts_path is None else _read_counts(counts_path, tgt_dict)
     size = len(tgt_dict)
     if n == 0 or n >= size:
         return None
@@ -63,11 +65,9 @@ def shortlist(tgt_dict, n: int, counts_path: Optional[str] = None) -> Optional[T
     if n <= special:
         raise UserError(f"--draft-vocab {n} leaves no room beside the dictionary's {special} "
                         f"special symbols")
-    if counts_path is None:
+    if counts is None:
         rank = torch.arange(size)  # the dictionary's own (count) order
-    else:
-        counts = _read_counts(counts_path, tgt_dict)
-        # most frequent first; ties (and unseen tokens) in dictionary order
+    else:  # most frequent first; ties (and unseen tokens) in dictionary order
         rank = torch.argsort(-counts, stable=True)
     rank = rank[rank >= special]
     chosen = torch.cat([torch.arange(special), rank[: n - special]])

@@ -111,15 +111,12 @@ def validate(cfg: FastGenerationConfig) -> None:
     if cfg.generator not in GENERATORS:
         raise UserError(f"unknown --generator {cfg.generator!r}; choose from "
                         + ", ".join(GENERATORS))
-    if int(cfg.draft_vocab) < 0:
-        raise UserError(f"--draft-vocab must be >= 0 (got {cfg.draft_vocab})")
+    # the values themselves are checked where they are used (draft_vocab.shortlist)
     if cfg.generator != "speculative" and (int(cfg.draft_vocab) or cfg.draft_vocab_counts):
         raise UserError("--draft-vocab / --draft-vocab-counts are for --generator speculative "
                         "(BiLD's output depends on the small model's whole distribution)"
                         if cfg.generator == "bild" else
                         "--draft-vocab / --draft-vocab-counts need --generator speculative")
-    if cfg.draft_vocab_counts and not os.path.isfile(cfg.draft_vocab_counts):
-        raise UserError(f"--draft-vocab-counts {cfg.draft_vocab_counts}: no such file")
     if cfg.generator == "default":
         return
     if not cfg.draft_path:
