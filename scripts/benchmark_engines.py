@@ -9,7 +9,8 @@ for every engine and setting: greedy and beam 5, batch 1 and 32. Engines, altern
 repeat, medians of sentences/s:
 - stock: fairseq's SequenceGenerator (the plugin's build_generator override bypassed);
 - fairseq_fast default: what the plugin builds with no flag (FastSequenceGenerator);
-- fairseq_fast speculative (greedy only): the demo draft, --draft-len 4;
+- fairseq_fast speculative (greedy only): the demo draft, --draft-len 4, --draft-vocab 1536
+  with the demo's counts file (what make demo runs; --draft-vocab 0 for the full vocabulary);
 - CTranslate2 4.8.5: the same target.pt converted with its FairseqConverter to float32
   (scripts/ctranslate2_baseline.py), intra_threads = --threads, settings equal to fairseq's
   defaults (length penalty 1, at most 200 tokens + </s>).
@@ -31,8 +32,10 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import fairseq_fast  # noqa: E402,F401  (the plugin's overrides, as --user-dir loads them)
 import ctranslate2_baseline as ct2  # noqa: E402
-from benchmark import add_model_args, batches, load_target, stock_generator  # noqa: E402
+from benchmark import (add_model_args, batches, decode_all, load_target,  # noqa: E402
+                       stock_generator)
 from fairseq_fast.draft_loading import load_draft  # noqa: E402
+from fairseq_fast.draft_vocab import shortlist  # noqa: E402
 from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator  # noqa: E402
 
 SETTINGS = [("greedy", 1, 1), ("greedy", 1, 32), ("beam 5", 5, 1), ("beam 5", 5, 32)]
@@ -40,11 +43,8 @@ SETTINGS = [("greedy", 1, 1), ("greedy", 1, 32), ("beam 5", 5, 1), ("beam 5", 5,
 
 def fairseq_engine(generator, model, samples, tgt_dict):
     def run():
-        out = {}
-        for s in samples:
-            for i, h in zip(s["id"].tolist(), generator.generate([model], s)):
-                out[i] = tgt_dict.string(h[0]["tokens"]).split()
-        return out
+        _, hyps = decode_all(generator, model, samples, seed=0)
+        return {i: tgt_dict.string(torch.tensor(h)).split() for i, h in hyps.items()}
     return run
 
 
@@ -65,6 +65,11 @@ def main():
     ap.add_argument("--sentences", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--draft-vocab", type=int, default=1536,
+                    help="the speculative engine's draft shortlist, as make demo runs it "
+                         "(0: the draft scores every token)")
+    ap.add_argument("--draft-vocab-counts",
+                    default=os.path.join(ct2.EXAMPLE, "counts.en.txt"))
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_engines.json"))
     args = ap.parse_args()
     torch.set_grad_enabled(False)
@@ -75,8 +80,9 @@ def main():
         ct2.convert(args.target, os.path.dirname(args.target), os.path.join(ct2.WORK,
                                                                             "target_fp32")),
         args.threads)
+    vocab = shortlist(task.target_dictionary, args.draft_vocab, args.draft_vocab_counts)
     report = {"threads": args.threads, "sentences": args.sentences, "repeats": args.repeats,
-              "settings": []}
+              "draft_vocab": args.draft_vocab, "settings": []}
     for name, beam, bsz in SETTINGS:
         samples, n = batches(task, args.sentences, bsz)
         gen_cfg = copy.deepcopy(cfg.generation)
@@ -90,7 +96,8 @@ def main():
             "CTranslate2": ct2_engine(translator, samples, task.source_dictionary, beam, bsz)}
         if beam == 1:
             spec = SpeculativeSequenceGenerator([target], task.target_dictionary,
-                                                draft_model=draft, draft_len=4)
+                                                draft_model=draft, draft_len=4,
+                                                draft_vocab=vocab)
             engines["fairseq_fast speculative"] = fairseq_engine(spec, target, samples,
                                                                  task.target_dictionary)
         seconds = {e: [] for e in engines}

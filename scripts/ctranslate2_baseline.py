@@ -94,12 +94,9 @@ def fairseq_reference(n, beam, batch_size):
     result = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         sys.exit(f"fairseq-generate failed:\n{result.stderr[-3000:]}")
-    ref = {"hyps": {}, "scores": {}}
-    for line in result.stdout.splitlines():
-        if line.startswith("H-"):
-            ident, score, text = line.split("\t")
-            ref["hyps"][ident[2:]] = text.split()
-            ref["scores"][ident[2:]] = float(score)
+    hyps = demo.read_hypotheses(result.stdout)
+    ref = {"hyps": {str(i): text.split() for i, (_, text) in hyps.items()},
+           "scores": {str(i): score for i, (score, _) in hyps.items()}}
     timing = re.search(r"Translated .* \(([\d.]+) sentences/s", result.stdout + result.stderr)
     ref["sentences_per_s"] = float(timing.group(1))
     with open(cache, "w") as f:

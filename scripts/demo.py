@@ -69,11 +69,7 @@ def generate(data, batch_size, plugin, model="target.pt", draft_len=4, draft_voc
     if result.returncode != 0:
         sys.exit(f"demo: fairseq-generate failed:\n{result.stderr[-3000:]}")
     log = result.stdout + result.stderr
-    hyps = {}
-    for line in result.stdout.splitlines():
-        if line.startswith("H-"):
-            ident, score, text = line.split("\t")
-            hyps[int(ident[2:])] = (float(score), text)
+    hyps = read_hypotheses(result.stdout)
     timing = re.search(r"Translated ([\d,]+) sentences .* in ([\d.]+)s \(([\d.]+) sentences/s", log)
     alpha = re.search(r"acceptance rate alpha ([\d.]+)", log)
     per_call = re.search(r"mean accepted tokens per target call ([\d.]+)", log)
@@ -81,6 +77,16 @@ def generate(data, batch_size, plugin, model="target.pt", draft_len=4, draft_voc
             "sentences_per_s": float(timing.group(3)),
             "alpha": float(alpha.group(1)) if alpha else None,
             "tokens_per_call": float(per_call.group(1)) if per_call else None}
+
+
+def read_hypotheses(stdout):
+    """fairseq-generate's H- lines -> {sentence id: (score, text)}"""
+    hyps = {}
+    for line in stdout.splitlines():
+        if line.startswith("H-"):
+            ident, score, text = line.split("\t")
+            hyps[int(ident[2:])] = (float(score), text)
+    return hyps
 
 
 def bleu(hyps):

@@ -4,9 +4,10 @@
     python scripts/export_demo_models.py --target work/ckpt/target/checkpoint_best.pt \
         --draft work/ckpt/draft/checkpoint_best.pt --data work/data --out user_dir_examples/bible_es_en
 
-Keeps the model config (fairseq needs it to rebuild the model) and the weights in float16; drops
-optimizer state, training meters and anything else. Copies the dictionaries, the sentencepiece
-model and the raw test set beside them.
+Either may be left out (that file is then not rewritten). Keeps the model config (fairseq needs
+it to rebuild the model; a draft trained with scripts/distill_kd gets a plain criterion entry and
+no user dir) and the weights in float16; drops optimizer state, training meters and anything
+else. Copies the dictionaries, the sentencepiece model and the raw test set beside them.
 """
 import argparse
 import os
@@ -24,6 +25,10 @@ def slim(src, dst):
     cfg["task"]["data"] = "."  # dictionaries sit beside the checkpoint
     for key in ("checkpoint", "distributed_training", "optimizer", "lr_scheduler"):
         cfg.pop(key, None)
+    # a draft trained with scripts/distill_kd: loading it must not need that user dir
+    cfg["common"]["user_dir"] = None
+    cfg["criterion"] = {"_name": "label_smoothed_cross_entropy",
+                        "label_smoothing": cfg["criterion"].get("label_smoothing", 0.0)}
     halves = {}  # keep tied weights (shared embeddings) tied: one tensor per storage
     model = {}
     for k, v in state["model"].items():
@@ -47,14 +52,16 @@ def slim(src, dst):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--target", required=True)
-    ap.add_argument("--draft", required=True)
+    ap.add_argument("--target", help="target checkpoint (left as it is when not given)")
+    ap.add_argument("--draft", help="draft checkpoint (left as it is when not given)")
     ap.add_argument("--data", default="work/data", help="prepare_data.py output folder")
     ap.add_argument("--out", default="user_dir_examples/bible_es_en")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    total = slim(args.target, os.path.join(args.out, "target.pt"))
-    total += slim(args.draft, os.path.join(args.out, "draft.pt"))
+    total = 0
+    for src, name in ((args.target, "target.pt"), (args.draft, "draft.pt")):
+        if src:
+            total += slim(src, os.path.join(args.out, name))
     copies = [("bin/dict.es.txt", "dict.es.txt"), ("bin/dict.en.txt", "dict.en.txt"),
               ("spm.model", "spm.model"), ("raw/test.es", "test.es"), ("raw/test.en", "test.en"),
               ("raw/test.ref", "test.ref")]

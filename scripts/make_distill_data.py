@@ -14,19 +14,17 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from demo import read_hypotheses  # noqa: E402
+
 
 def translate(fairseq_bin, data_bin, target, split, out_dir):
     """fairseq-generate's output for one split; reused if an earlier run left it complete."""
     text_file = os.path.join(out_dir, f"generate.{split}.txt")
     if not os.path.exists(text_file):
         run_generate(fairseq_bin, data_bin, target, split, text_file)
-    hyps = {}
     with open(text_file, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("H-"):
-                head, _score, text = line.rstrip("\n").split("\t", 2)
-                hyps[int(head[2:])] = text
-    return hyps
+        return {i: text for i, (_, text) in read_hypotheses(f.read()).items()}
 
 
 def run_generate(fairseq_bin, data_bin, target, split, text_file):

@@ -6,7 +6,10 @@
 #   distill: the committed draft: `draft` fine-tuned on the target's greedy translations of the
 #           training set (scripts/make_distill_data.py): sequence-level distillation, which is what
 #           raises the acceptance rate. Run `target`, then `draft`, then `distill`.
-# Usage: scripts/train_demo_models.sh target|draft|distill [HOURS]
+#   kd:     `distill` fine-tuned further on the same data with word-level knowledge distillation
+#           from the exported target (criterion draft_kd in scripts/distill_kd/: KL to the
+#           target's full distribution plus cross-entropy on its greedy labels)
+# Usage: scripts/train_demo_models.sh target|draft|distill|kd [HOURS]
 # All resume from work/ckpt/<name>/checkpoint_last.pt, so a run cut short can be continued.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +50,12 @@ case "$WHICH" in
     DATA=work/distill/bin
     ARCH=("${DRAFT_ARCH[@]}" --finetune-from-model work/ckpt/draft/checkpoint_best.pt --max-update 2400
       --lr 1e-3 --warmup-updates 200 --warmup-init-lr 1e-7) ;;
-  *) echo "usage: $0 target|draft|distill [HOURS]" >&2; exit 2 ;;
+  kd)
+    DATA=work/distill/bin
+    ARCH=("${DRAFT_ARCH[@]}" --finetune-from-model work/ckpt/distill/checkpoint_best.pt
+      --max-update ${KD_UPDATES:-2400} --lr 5e-4 --warmup-updates 200 --warmup-init-lr 1e-7
+      --user-dir scripts/distill_kd --criterion draft_kd --kd-weight 0.75 --label-smoothing 0.0
+      --teacher-path user_dir_examples/bible_es_en/target.pt) ;;
+  *) echo "usage: $0 target|draft|distill|kd [HOURS]" >&2; exit 2 ;;
 esac
 exec .venv/bin/fairseq-train "$DATA" "${COMMON[@]}" "${ARCH[@]}"

@@ -1,0 +1,65 @@
+"""A fairseq user directory for training the demo draft: criterion `draft_kd`, word-level knowledge
+distillation from a frozen target (Kim & Rush 2016; DistillSpec, Zhou et al. 2024, for drafts).
+
+    fairseq-train ... --user-dir scripts/distill_kd --criterion draft_kd --teacher-path TARGET.pt
+
+loss = kd_weight * KL(p_teacher || p_student) + (1 - kd_weight) * label-smoothed cross-entropy,
+summed over target tokens, with the teacher run in eval mode on the same batch. On the target's
+own greedy translations (scripts/make_distill_data.py) the labels are the teacher's argmax, and
+the KL term adds the rest of its distribution: what the draft must match for sampling (accept
+rate = 1 - total variation) as well as greedy. "accuracy" in the log is the share of tokens whose
+student argmax equals the teacher's argmax (teacher-forced greedy agreement).
+Only scripts/train_demo_models.sh (stage `kd`) uses it; the plugin does not.
+"""
+from dataclasses import dataclass, field
+
+import torch
+
+from fairseq import checkpoint_utils
+from fairseq.criterions import register_criterion
+from fairseq.criterions.label_smoothed_cross_entropy import (
+    LabelSmoothedCrossEntropyCriterion, LabelSmoothedCrossEntropyCriterionConfig)
+
+
+@dataclass
+class DraftKDConfig(LabelSmoothedCrossEntropyCriterionConfig):
+    teacher_path: str = field(default="", metadata={"help": "the target checkpoint to distil"})
+    kd_weight: float = field(default=0.75, metadata={"help": "weight of the KL term (0..1)"})
+
+
+@register_criterion("draft_kd", dataclass=DraftKDConfig)
+class DraftKDCriterion(LabelSmoothedCrossEntropyCriterion):
+    def __init__(self, task, sentence_avg, label_smoothing, teacher_path, kd_weight,
+                 ignore_prefix_size=0, report_accuracy=False):
+        super().__init__(task, sentence_avg, label_smoothing, ignore_prefix_size, True)
+        if not 0.0 <= kd_weight <= 1.0:
+            raise ValueError(f"--kd-weight must be in [0, 1], got {kd_weight}")
+        import fairseq_fast  # noqa: F401  (weights-only loading of the exported target)
+
+        models, _ = checkpoint_utils.load_model_ensemble([teacher_path], task=task)
+        teacher = models[0].float().eval()
+        for p in teacher.parameters():
+            p.requires_grad_(False)
+        self._teacher = [teacher]  # a list: not a submodule, so not trained or put in train mode
+        self.kd_weight = kd_weight
+
+    def forward(self, model, sample, reduce=True):
+        net_output = model(**sample["net_input"])
+        with torch.no_grad():
+            teacher_out = self._teacher[0](**sample["net_input"])
+            teacher_lprobs = self._teacher[0].get_normalized_probs(
+                teacher_out, log_probs=True).view(-1, teacher_out[0].size(-1))
+        ce, nll = self.compute_loss(model, net_output, sample, reduce=True)
+        lprobs, target = self.get_lprobs_and_target(model, net_output, sample)
+        keep = target.ne(self.padding_idx)
+        kl = (teacher_lprobs.exp() * (teacher_lprobs - lprobs)).sum(-1)
+        kl = kl.masked_select(keep).sum()
+        loss = self.kd_weight * kl + (1.0 - self.kd_weight) * ce
+        agree = lprobs.argmax(-1).eq(teacher_lprobs.argmax(-1)).masked_select(keep)
+        sample_size = sample["target"].size(0) if self.sentence_avg else sample["ntokens"]
+        logging_output = {
+            "loss": loss.data, "nll_loss": nll.data, "ntokens": sample["ntokens"],
+            "nsentences": sample["target"].size(0), "sample_size": sample_size,
+            "n_correct": int(agree.sum()), "total": int(keep.sum()),
+        }
+        return loss, sample_size, logging_output
