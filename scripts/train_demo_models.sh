@@ -53,7 +53,7 @@ case "$WHICH" in
   kd)
     DATA=work/distill/bin
     ARCH=("${DRAFT_ARCH[@]}" --finetune-from-model work/ckpt/distill/checkpoint_best.pt
-      --max-update ${KD_UPDATES:-2400} --lr 5e-4 --warmup-updates 200 --warmup-init-lr 1e-7
+      --max-update ${KD_UPDATES:-1866} --lr 5e-4 --warmup-updates 200 --warmup-init-lr 1e-7
       --user-dir scripts/distill_kd --criterion draft_kd --kd-weight 0.75 --label-smoothing 0.0
       --teacher-path user_dir_examples/bible_es_en/target.pt) ;;
   *) echo "usage: $0 target|draft|distill|kd [HOURS]" >&2; exit 2 ;;
