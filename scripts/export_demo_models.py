@@ -2,7 +2,7 @@
 """Export trained checkpoints as half-precision, weights-only files for user_dir_examples/.
 
     python scripts/export_demo_models.py --target work/ckpt/target/checkpoint_best.pt \
-        --draft work/ckpt/draft/checkpoint_best.pt --data work/data --out user_dir_examples/bible_es_en
+        --draft work/ckpt/kd/checkpoint_best.pt --data work/data --out user_dir_examples/bible_es_en
 
 Either may be left out (that file is then not rewritten). Keeps the model config (fairseq needs
 it to rebuild the model; a draft trained with scripts/distill_kd gets a plain criterion entry and

@@ -3,12 +3,14 @@
 #   target: transformer, 4 encoder + 6 decoder layers, 256 dims, FFN 1024, pre-norm, shared embeddings
 #   draft:  3 encoder layers x 192 dims, 1 decoder layer x 128 dims (FFN 512), tied decoder embeddings,
 #           trained from scratch on the references
-#   distill: the committed draft: `draft` fine-tuned on the target's greedy translations of the
-#           training set (scripts/make_distill_data.py): sequence-level distillation, which is what
-#           raises the acceptance rate. Run `target`, then `draft`, then `distill`.
-#   kd:     `distill` fine-tuned further on the same data with word-level knowledge distillation
-#           from the exported target (criterion draft_kd in scripts/distill_kd/: KL to the
-#           target's full distribution plus cross-entropy on its greedy labels)
+#   distill: `draft` fine-tuned on the target's greedy translations of the training set
+#           (scripts/make_distill_data.py): sequence-level distillation, which is what raises the
+#           acceptance rate most.
+#   kd:     the committed draft: `distill` fine-tuned further on the same data with word-level
+#           knowledge distillation (criterion draft_kd in scripts/distill_kd/: KL to the target's
+#           full distribution plus cross-entropy on its greedy labels); its teacher is the exported
+#           target, so run `export_demo_models.py --target ...` first.
+#   Run `target`, then `draft`, then `distill`, then `kd`.
 # Usage: scripts/train_demo_models.sh target|draft|distill|kd [HOURS]
 # All resume from work/ckpt/<name>/checkpoint_last.pt, so a run cut short can be continued.
 set -euo pipefail
