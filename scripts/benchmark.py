@@ -193,7 +193,7 @@ def main():
     ap.add_argument("--draft-len", type=int, default=4)
     ap.add_argument("--draft-vocab", type=int, default=1536,
                     help="shortlist size for the '--draft-vocab' rows (0: leave them out)")
-    ap.add_argument("--draft-vocab-counts", default=os.path.join(demo.EXAMPLE, "counts.en.txt"))
+    ap.add_argument("--draft-vocab-counts", default=demo.COUNTS)
     ap.add_argument("--settings", default=None,
                     help="comma-separated row numbers (1-based, in the order of the table) to "
                          "run; default all")

@@ -68,8 +68,7 @@ def main():
     ap.add_argument("--draft-vocab", type=int, default=1536,
                     help="the speculative engine's draft shortlist, as make demo runs it "
                          "(0: the draft scores every token)")
-    ap.add_argument("--draft-vocab-counts",
-                    default=os.path.join(ct2.EXAMPLE, "counts.en.txt"))
+    ap.add_argument("--draft-vocab-counts", default=ct2.demo.COUNTS)
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_engines.json"))
     args = ap.parse_args()
     torch.set_grad_enabled(False)

@@ -13,6 +13,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "user_dir_examples", "bible_es_en")
+COUNTS = os.path.join(EXAMPLE, "counts.en.txt")  # English token counts, for --draft-vocab
 WORK = os.path.join(ROOT, "work", "demo")
 BIN = os.path.dirname(sys.executable)
 
@@ -61,7 +62,7 @@ def generate(data, batch_size, plugin, model="target.pt", draft_len=4, draft_voc
                 "--draft-path", os.path.join(EXAMPLE, "draft.pt"), "--draft-len", str(draft_len)]
         if draft_vocab:  # the draft scores only the most frequent English tokens
             cmd += ["--draft-vocab", str(draft_vocab),
-                    "--draft-vocab-counts", os.path.join(EXAMPLE, "counts.en.txt")]
+                    "--draft-vocab-counts", COUNTS]
         env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
     else:  # stock fairseq 0.12 cannot load checkpoints on torch >= 2.6 without this
         env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
