@@ -35,9 +35,10 @@ def _is_identity(order: Tensor, size: int) -> bool:
 
 
 class FastEnsembleModel(EnsembleModel):
-    def __init__(self, models, prefill: bool = True):
+    def __init__(self, models, prefill: bool = True, packed: bool = True):
         super().__init__(models)
-        self.lean = [LeanDecoder(m.decoder) for m in models]  # UserError if unsupported
+        # UserError if unsupported; packed: oneDNN matmuls (packed_linear.py, --no-fast-linear)
+        self.lean = [LeanDecoder(m.decoder, packed=packed) for m in models]
         self.prefill = prefill
         self.prefix: Optional[Tensor] = None  # this batch's forced prefix (set by the generator)
         self._group = 1  # rows per source sentence in the generator's layout (its beam size)
@@ -155,12 +156,12 @@ class FastEnsembleModelWithAlignment(FastEnsembleModel, EnsembleModelWithAlignme
 _warned: List[str] = []  # the reason the fast cache was refused, logged once per process
 
 
-def fast_ensemble(models, prefill: bool, with_alignment: bool = False):
+def fast_ensemble(models, prefill: bool, with_alignment: bool = False, packed: bool = True):
     """Our ensemble for `models`, or None (logged once) when a decoder is not one the lean path
     reproduces exactly; the generator then keeps fairseq's own, so output is unchanged."""
     cls = FastEnsembleModelWithAlignment if with_alignment else FastEnsembleModel
     try:
-        return cls(list(models), prefill=prefill)
+        return cls(list(models), prefill=prefill, packed=packed)
     except UserError as e:
         if not _warned:
             _warned.append(str(e))

@@ -7,6 +7,8 @@ unchanged. Three parts are swapped, each behind its flag:
     --no-fast-cache    FastEnsembleModel (fast_ensemble.py): lean decoder, in-place K/V cache,
                        encoder K/V once per source, minimal reorders
     --no-fast-prefill  forced prefixes through the decoder in one pass (needs the fast cache)
+    --no-fast-linear   the lean decoder's matmuls on F.linear instead of oneDNN with packed
+                       weights (packed_linear.py; needs the fast cache)
     --no-fast-ngram    VectorisedNGramBlock: the n-gram rule fairseq's CUDA kernel implements,
                        in torch, on any device (fairseq's CPU path blocks nothing: #5206)
 """
@@ -28,6 +30,7 @@ class FastDefaults:
     cache: bool = True
     prefill: bool = True
     ngram: bool = True
+    linear: bool = True
 
     def any(self) -> bool:
         return self.cache or self.ngram
@@ -50,7 +53,7 @@ class _FastMixin:
     def _accelerate(self, fast: FastDefaults, with_alignment: bool) -> None:
         self.fast = fast
         if fast.cache:
-            model = fast_ensemble(self.model.models, fast.prefill, with_alignment)
+            model = fast_ensemble(self.model.models, fast.prefill, with_alignment, fast.linear)
             if model is not None:
                 model.set_decoder_beam_size(self.beam_size)
                 model.eval()
@@ -61,6 +64,8 @@ class _FastMixin:
         on = [name for name, active in (
             ("fast cache", isinstance(self.model, FastEnsembleModel)),
             ("prefill", isinstance(self.model, FastEnsembleModel) and self.model.prefill),
+            ("oneDNN linears", isinstance(self.model, FastEnsembleModel)
+             and self.model.lean[0].linear.enabled),
             ("vectorised n-gram blocker", isinstance(self.repeat_ngram_blocker,
                                                      VectorisedNGramBlock))) if active]
         logger.info(f"fairseq_fast: {type(self).__name__} with " + (", ".join(on) or "nothing"))

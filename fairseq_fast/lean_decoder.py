@@ -25,6 +25,7 @@ from torch import Tensor, nn
 
 from fairseq_fast.decoder_state import DecoderState
 from fairseq_fast.errors import UserError
+from fairseq_fast.packed_linear import PackedLinear
 
 
 def check_supported(decoder: nn.Module) -> None:
@@ -67,10 +68,6 @@ def _layer_norm(module: Optional[nn.Module], x: Tensor) -> Tensor:
     return module(x)
 
 
-def _linear(module: nn.Linear, x: Tensor) -> Tensor:
-    return F.linear(x, module.weight, module.bias)
-
-
 def _heads(x: Tensor, heads: int) -> Tensor:
     """[B, T, E] -> [B, heads, T, E // heads]"""
     b, t, e = x.shape
@@ -104,12 +101,15 @@ def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor],
 class LeanDecoder:
     """Stateless view of a fairseq TransformerDecoder's weights; all state lives in DecoderState."""
 
-    def __init__(self, decoder: nn.Module, vocab: Optional[Tensor] = None):
+    def __init__(self, decoder: nn.Module, vocab: Optional[Tensor] = None, packed: bool = True):
         """vocab: sorted indices of the only tokens to score (a draft's shortlist, see
-        draft_vocab.py); the others get logit -inf. None scores every token."""
+        draft_vocab.py); the others get logit -inf. None scores every token.
+        packed: matmuls through packed_linear.py's oneDNN kernels where its rule says they are
+        faster (False: F.linear everywhere, --no-fast-linear)."""
         check_supported(decoder)
         self.decoder = decoder
         self.vocab = vocab
+        self.linear = PackedLinear(enabled=packed)
         self._shortlist = (None, None)  # (weights' identity, (vocab, rows, bias))
         self.layers = list(decoder.layers)
         first = self.layers[0].self_attn
@@ -139,14 +139,18 @@ class LeanDecoder:
                 attn = layer.encoder_attn
                 # contiguous [B, H, S, D]: as a transposed view, every step's matmul would
                 # first copy it (B and H cannot be merged into one batch dimension)
-                cross_k.append(_heads(_linear(attn.k_proj, enc), attn.num_heads).contiguous())
-                cross_v.append(_heads(_linear(attn.v_proj, enc), attn.num_heads).contiguous())
+                k, v = self._linear(attn.k_proj, enc), self._linear(attn.v_proj, enc)
+                cross_k.append(_heads(k, attn.num_heads).contiguous())
+                cross_v.append(_heads(v, attn.num_heads).contiguous())
             pads = encoder_out["encoder_padding_mask"]
             if len(pads) > 0 and pads[0] is not None and pads[0].any():
                 cross_mask = pads[0][:, None, None, :]
         return DecoderState.allocate(len(self.layers), batch, self.heads, self.head_dim,
                                      capacity, cross_k, cross_v, cross_mask, dtype, device,
                                      group=group)
+
+    def _linear(self, module: nn.Linear, x: Tensor) -> Tensor:
+        return self.linear(x, module.weight, module.bias)
 
     # -- forward ----------------------------------------------------------------------------
     def _positions(self, positions: Tensor) -> Optional[Tensor]:
@@ -225,7 +229,7 @@ class LeanDecoder:
     def _output(self, x: Tensor) -> Tensor:
         projection = self.decoder.output_projection
         if self.vocab is None:
-            return _linear(projection, x)
+            return self._linear(projection, x)
         weight, bias = projection.weight, projection.bias
         key = (weight.data_ptr(), weight.dtype, weight.device)
         if self._shortlist[0] != key:  # cut once, again only if the model moved
@@ -234,7 +238,7 @@ class LeanDecoder:
                    None if bias is None else bias.index_select(0, vocab))
             self._shortlist = (key, cut)
         vocab, rows, cut_bias = self._shortlist[1]
-        scores = F.linear(x, rows, cut_bias)
+        scores = self.linear(x, rows, cut_bias)
         logits = scores.new_full(x.shape[:-1] + (weight.size(0),), float("-inf"))
         return logits.index_copy_(-1, vocab, scores)
 
@@ -245,9 +249,9 @@ class LeanDecoder:
         residual = x
         if layer.normalize_before:
             x = _layer_norm(layer.self_attn_layer_norm, x)
-        q = _heads(_linear(attn.q_proj, x) * attn.scaling, attn.num_heads)
-        k = _heads(_linear(attn.k_proj, x), attn.num_heads)
-        v = _heads(_linear(attn.v_proj, x), attn.num_heads)
+        q = _heads(self._linear(attn.q_proj, x) * attn.scaling, attn.num_heads)
+        k = _heads(self._linear(attn.k_proj, x), attn.num_heads)
+        v = _heads(self._linear(attn.v_proj, x), attn.num_heads)
         cache_k, cache_v = state.self_k[i], state.self_v[i]  # [B, H, capacity, D]
         if rows is None:
             cache_k[:, :, lo:lo + n] = k
@@ -256,7 +260,7 @@ class LeanDecoder:
             cache_k[rows, :, positions] = k.transpose(1, 2)
             cache_v[rows, :, positions] = v.transpose(1, 2)
         x = _attend(q, cache_k[:, :, :total], cache_v[:, :, :total], mask)
-        x = _linear(attn.out_proj, x)
+        x = self._linear(attn.out_proj, x)
         if layer.c_attn is not None:  # NormFormer head scales (fairseq applies them after out_proj)
             b, t = x.shape[:2]
             x = torch.einsum("bthd,h->bthd", x.view(b, t, layer.nh, layer.head_dim),
@@ -271,21 +275,21 @@ class LeanDecoder:
             residual = x
             if layer.normalize_before:
                 x = _layer_norm(layer.encoder_attn_layer_norm, x)
-            q = _heads(_linear(cross.q_proj, x) * cross.scaling, cross.num_heads)
+            q = _heads(self._linear(cross.q_proj, x) * cross.scaling, cross.num_heads)
             x = _attend(q, state.cross_k[i], state.cross_v[i], state.cross_mask, need_attn)
             if need_attn:
                 x, probs = x
-            x = _linear(cross.out_proj, x) + residual
+            x = self._linear(cross.out_proj, x) + residual
             if not layer.normalize_before:
                 x = _layer_norm(layer.encoder_attn_layer_norm, x)
 
         residual = x
         if layer.normalize_before:
             x = _layer_norm(layer.final_layer_norm, x)
-        x = layer.activation_fn(_linear(layer.fc1, x))
+        x = layer.activation_fn(self._linear(layer.fc1, x))
         if layer.ffn_layernorm is not None:
             x = _layer_norm(layer.ffn_layernorm, x)
-        x = _linear(layer.fc2, x)
+        x = self._linear(layer.fc2, x)
         if layer.w_resid is not None:
             residual = torch.mul(layer.w_resid, residual)
         x = x + residual

@@ -60,6 +60,11 @@ class FastGenerationConfig(FairseqDataclass):
         "help": "fairseq's own incremental state instead of the plugin's (in-place K/V cache, "
                 "encoder K/V once per source sentence, minimal beam reorders); implies "
                 "--no-fast-prefill"})
+    no_fast_linear: bool = field(default=False, metadata={
+        "help": "the plugin's decoders (fast cache, speculative, BiLD) multiply with torch's "
+                "F.linear (MKL on x86) everywhere, instead of oneDNN kernels on weights packed "
+                "once where those are faster (float32 on CPU, 2+ rows or a wide output layer; "
+                "results differ from F.linear's in float32 rounding only)"})
     no_fast_ngram: bool = field(default=False, metadata={
         "help": "fairseq's own --no-repeat-ngram-size blocker instead of the plugin's "
                 "vectorised one (fairseq's CPU path blocks nothing: fairseq issue #5206)"})

@@ -9,7 +9,8 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
     name               replaces                                   effect
     generation_flags   fairseq.options.add_generation_args        adds --generator, --draft-path,
                                                                   --draft-len, --adaptive-draft-len,
-                                                                  --no-fast-{cache,ngram,prefill}
+                                                                  --no-fast-{cache,ngram,prefill,
+                                                                  linear}
     remember_flags     fairseq.options.parse_args_and_arch        checks those flags (one-line
                                                                   errors) and keeps their values
     build_generator    FairseqTask.build_generator                --generator speculative builds
@@ -154,7 +155,7 @@ def fast_default_generator(args, cfg, extra_gen_cls_kwargs):
                                              FastSequenceGeneratorWithAlignment)
 
     fast = FastDefaults(cache=not cfg.no_fast_cache, prefill=not cfg.no_fast_prefill,
-                        ngram=not cfg.no_fast_ngram)
+                        ngram=not cfg.no_fast_ngram, linear=not cfg.no_fast_linear)
     if not fast.any():
         return None, extra_gen_cls_kwargs
     extra = dict(extra_gen_cls_kwargs or {}, fast=fast)
@@ -181,7 +182,8 @@ def build_draft_generator(task, models, args, cfg):
         min_len=g("min_len", 1), normalize_scores=not g("unnormalized", False),
         len_penalty=g("lenpen", 1), unk_penalty=g("unkpen", 0),
         temperature=g("temperature", 1.0), sampling=g("sampling", False),
-        no_repeat_ngram_size=g("no_repeat_ngram_size", 0))
+        no_repeat_ngram_size=g("no_repeat_ngram_size", 0),
+        packed_linear=not cfg.no_fast_linear)
     if cfg.generator == "bild":
         generator = BiLDSequenceGenerator(
             models, task.target_dictionary, small_model=draft,

@@ -24,12 +24,13 @@ from fairseq_fast.step_rules import StepRules
 
 
 class DraftModelProposer:
-    def __init__(self, model, rules: StepRules, sampler=None, vocab=None):
+    def __init__(self, model, rules: StepRules, sampler=None, vocab=None, packed: bool = True):
         """model: a fairseq model whose decoder LeanDecoder supports; sampler: an acceptance rule
         with `distribution(lprobs)` (sampling) or None (greedy: the draft proposes its argmax);
-        vocab: the only tokens the draft scores (draft_vocab.py), None for all."""
+        vocab: the only tokens the draft scores (draft_vocab.py), None for all; packed: oneDNN
+        matmuls where faster (packed_linear.py)."""
         self.model = model
-        self.lean = LeanDecoder(model.decoder, vocab)
+        self.lean = LeanDecoder(model.decoder, vocab, packed)
         self.rules = rules
         self.sampler = sampler
         self.state: Optional[DecoderState] = None

@@ -127,7 +127,7 @@ class SpeculativeSequenceGenerator(nn.Module):
                  unk_penalty: float = 0.0, temperature: float = 1.0, sampling: bool = False,
                  sampling_topk: int = -1, sampling_topp: float = -1.0,
                  no_repeat_ngram_size: int = 0, eos: Optional[int] = None,
-                 draft_vocab: Optional[Tensor] = None):
+                 draft_vocab: Optional[Tensor] = None, packed_linear: bool = True):
         super().__init__()
         models = list(models)
         if len(models) != 1:
@@ -141,7 +141,7 @@ class SpeculativeSequenceGenerator(nn.Module):
             raise UserError(f"--temperature must be > 0 (got {temperature})")
         self.model = models[0]
         self.draft_model = draft_model
-        self.target = LeanDecoder(self.model.decoder)
+        self.target = LeanDecoder(self.model.decoder, packed=packed_linear)
         self.tgt_dict = tgt_dict
         self.pad, self.unk = tgt_dict.pad(), tgt_dict.unk()
         self.eos = tgt_dict.eos() if eos is None else eos
@@ -161,7 +161,8 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.acceptance = (RejectionSampling(sampling_topk, sampling_topp) if sampling
                            else GreedyAcceptance())
         self.proposer = DraftModelProposer(
-            draft_model, self.rules, self.acceptance if sampling else None, draft_vocab)
+            draft_model, self.rules, self.acceptance if sampling else None, draft_vocab,
+            packed_linear)
         self.stats = SpecStats()
         self.model.eval()
         self.draft_model.eval()

@@ -63,7 +63,7 @@ SPEC = lambda pair, *extra: ["--generator", "speculative", "--draft-path",  # no
 
 @pytest.mark.parametrize("extra,ours", [
     (["--batch-size", "1"], []),
-    (["--batch-size", "16"], ["--draft-len", "3"]),
+    (["--batch-size", "16"], ["--draft-len", "3", "--no-fast-linear"]),
     (["--batch-size", "7", "--max-len-b", "6", "--min-len", "2"], ["--adaptive-draft-len"]),
     (["--batch-size", "5", "--prefix-size", "1", "--unkpen", "0.5"], ["--draft-len", "6"]),
     (["--batch-size", "4"], ["--draft-vocab", "8"]),

@@ -1,9 +1,10 @@
 """--postprocess-workers N: output byte for byte stock fairseq's, and faults that end the run
 cleanly without losing what was generated.
 
-Beam runs pass --no-fast-* so that the plugin's generator is fairseq's own: these tests compare
-the pipeline, not the fast cache (whose float32 scores may differ in the last digits, see
-test_cli_fast_defaults.py).
+Beam runs pass --no-fast-* so that the plugin's generator is fairseq's own, and greedy runs
+--no-fast-linear (F.linear, whose greedy scores here equal stock's to the bit): these tests compare
+the pipeline, not the plugin's generators (whose float32 scores may differ in the last digits,
+see test_cli_fast_defaults.py).
 """
 import os
 import re
@@ -39,7 +40,7 @@ def ok(result):
 
 @pytest.mark.parametrize("extra,plugin_only", [
     # plain: the scorer gets the pad-stripped token tensors
-    (["--beam", "1", "--batch-size", "4"], []),
+    (["--beam", "1", "--batch-size", "4"], ["--no-fast-linear"]),
     # sacrebleu: the scorer gets strings
     (["--beam", "2", "--batch-size", "3", "--scoring", "sacrebleu"], STOCK_GENERATOR),
 ], ids=["greedy-bleu", "beam-sacrebleu"])
@@ -116,7 +117,8 @@ def stopped(result, why, status):
 def test_killed_worker_ends_run_and_nothing_generated_is_lost(tiny_pair):
     extra = ["--beam", "1", "--batch-size", "4"]
     stock = ok(run("fairseq-generate", gen_args(tiny_pair, "valid", *extra), plugin=False))
-    killed = run("fairseq-generate", gen_args(tiny_pair, "valid", *extra, *workers(2)),
+    killed = run("fairseq-generate", gen_args(tiny_pair, "valid", *extra, "--no-fast-linear",
+                                              *workers(2)),
                  env={"FAIRSEQ_FAST_TEST_KILL_WORKER": "3"})
     written = stopped(killed, "a post-processing worker died", 1)
     # batch 3 (sentences 12..15) was being post-processed when its worker died: it and the

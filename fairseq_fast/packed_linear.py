@@ -1,0 +1,76 @@
+"""Linear layers on oneDNN with each weight packed once (float32 on CPU); F.linear otherwise.
+
+    linear = PackedLinear()                   # one per decoder: it caches that decoder's weights
+    y = linear(x, weight, bias)               # = F.linear(x, weight, bias) up to float32 rounding
+
+torch's F.linear sends float32 CPU matmuls to MKL's sgemm. On the AMD EPYC machines this project
+is measured on, MKL's kernels for a few rows run at ~10% of the cores' peak; oneDNN's JIT kernels
+(shipped inside torch, used by torch.compile's CPU backend) on a weight reordered once into their
+blocked layout were 1.2-4x faster for every decoder shape with 2 to 320 rows (a verify pass,
+beams, batches), and for a 4,008-wide output projection even at one row
+(work/prof/pack8*.py, session 8). For one row through a narrow layer MKL is as fast or faster:
+those calls stay on F.linear. Nothing here depends on the machine: the same rule everywhere, so
+the same inputs always take the same kernel.
+
+Numerics: another kernel sums in another order, so results differ from F.linear's in the last
+bits of float32 (~1e-6 relative), as F.linear's own results differ between row counts (which is
+why stock and lean decoding already agree to rounding, not bits; the float64 equality tests run
+on F.linear: oneDNN has no float64 kernels). Float64 and half precision, other devices and calls
+that record gradients use F.linear. A weight changed in place or replaced (`.data =`,
+`.to()`) is packed again on its next use.
+"""
+import logging
+from typing import Dict, Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+logger = logging.getLogger("fairseq_fast")
+
+WIDE = 2048  # output features from which one row is already faster on oneDNN
+_ONEDNN = None  # whether torch's oneDNN linear ops are there (checked once)
+
+
+def onednn_available() -> bool:
+    global _ONEDNN
+    if _ONEDNN is None:
+        ops = getattr(torch.ops, "mkldnn", None)
+        _ONEDNN = bool(torch.backends.mkldnn.is_available() and ops is not None
+                       and hasattr(ops, "_linear_pointwise")
+                       and hasattr(ops, "_reorder_linear_weight"))
+        if not _ONEDNN:
+            logger.info("fairseq_fast: this torch has no oneDNN linear ops; using F.linear")
+    return _ONEDNN
+
+
+class PackedLinear:
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled
+        # id(weight) -> (weight, data_ptr, version, packed): the weight is held so that its id
+        # and address cannot be reused by another tensor while the entry exists
+        self._packed: Dict[int, Tuple[Tensor, int, int, Tensor]] = {}
+
+    def uses_onednn(self, x: Tensor, weight: Tensor) -> bool:
+        """The rule: 2+ rows or a wide output, float32 on CPU, without autograd."""
+        return (self.enabled and (x.numel() >= 2 * x.size(-1) or weight.size(0) >= WIDE)
+                and weight.dtype == torch.float32 and x.dtype == torch.float32
+                and weight.device.type == "cpu" and x.device.type == "cpu"
+                and not (torch.is_grad_enabled() and (weight.requires_grad or x.requires_grad))
+                and onednn_available())
+
+    def packed(self, weight: Tensor) -> Tensor:
+        entry = self._packed.get(id(weight))
+        if (entry is None or entry[0] is not weight or entry[1] != weight.data_ptr()
+                or entry[2] != weight._version):
+            packed = torch.ops.mkldnn._reorder_linear_weight(weight.detach(), None)
+            entry = (weight, weight.data_ptr(), weight._version, packed)
+            self._packed[id(weight)] = entry
+        return entry[3]
+
+    def __call__(self, x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+        if not self.uses_onednn(x, weight):
+            return F.linear(x, weight, bias)
+        if bias is not None:
+            bias = bias.detach()
+        return torch.ops.mkldnn._linear_pointwise(x, self.packed(weight), bias, "none", [], "")
