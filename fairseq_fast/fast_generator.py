@@ -2,7 +2,7 @@
 once the plugin is loaded; overrides.py's `fast_defaults` entry builds these).
 
 Not a new search: fairseq's own `_generate` loop, search strategies and finalisation run
-unchanged. Three parts are swapped, each behind its flag:
+unchanged. Four parts are swapped, each behind its flag:
 
     --no-fast-cache    FastEnsembleModel (fast_ensemble.py): lean decoder, in-place K/V cache,
                        encoder K/V once per source, minimal reorders
@@ -65,7 +65,7 @@ class _FastMixin:
             ("fast cache", isinstance(self.model, FastEnsembleModel)),
             ("prefill", isinstance(self.model, FastEnsembleModel) and self.model.prefill),
             ("oneDNN linears", isinstance(self.model, FastEnsembleModel)
-             and self.model.lean[0].linear.enabled),
+             and self.model.lean[0].linear.active),
             ("vectorised n-gram blocker", isinstance(self.repeat_ngram_blocker,
                                                      VectorisedNGramBlock))) if active]
         logger.info(f"fairseq_fast: {type(self).__name__} with " + (", ".join(on) or "nothing"))

@@ -4,13 +4,15 @@
     y = linear(x, weight, bias)               # = F.linear(x, weight, bias) up to float32 rounding
 
 torch's F.linear sends float32 CPU matmuls to MKL's sgemm. On the AMD EPYC machines this project
-is measured on, MKL's kernels for a few rows run at ~10% of the cores' peak; oneDNN's JIT kernels
-(shipped inside torch, used by torch.compile's CPU backend) on a weight reordered once into their
-blocked layout were 1.2-4x faster for every decoder shape with 2 to 320 rows (a verify pass,
-beams, batches), and for a 4,008-wide output projection even at one row
-(work/prof/pack8*.py, session 8). For one row through a narrow layer MKL is as fast or faster:
-those calls stay on F.linear. Nothing here depends on the machine: the same rule everywhere, so
-the same inputs always take the same kernel.
+is measured on, MKL's kernels for a few rows run at ~10% of the cores' peak. oneDNN's JIT kernels
+(shipped inside torch, used by torch.compile's CPU backend), on a weight reordered once into
+their blocked layout, were 1.2-2.9x faster for every weight of 196,608+ elements (768x256,
+1024x256, 256x1024, 1536x128, 4008x128) at 2 to 160 rows (a verify pass, beams, batches), and
+for output layers 2,048+ wide even at one row; for weights of 65,536 elements or fewer (256x256,
+512x128, 128x128) they were 1.1-2.6x *slower* at every row count up to 160 (session 8,
+work/prof/rule8.py). So: oneDNN for weights of 2^17+ elements with 2+ rows or 2,048+ outputs,
+F.linear for the rest. Nothing here depends on the machine: the same rule everywhere, so the
+same inputs always take the same kernel.
 
 Numerics: another kernel sums in another order, so results differ from F.linear's in the last
 bits of float32 (~1e-6 relative), as F.linear's own results differ between row counts (which is
@@ -28,6 +30,7 @@ from torch import Tensor
 
 logger = logging.getLogger("fairseq_fast")
 
+MIN_WEIGHT = 1 << 17  # weight elements from which oneDNN is faster (with 2+ rows)
 WIDE = 2048  # output features from which one row is already faster on oneDNN
 _ONEDNN = None  # whether torch's oneDNN linear ops are there (checked once)
 
@@ -51,9 +54,15 @@ class PackedLinear:
         # and address cannot be reused by another tensor while the entry exists
         self._packed: Dict[int, Tuple[Tensor, int, int, Tensor]] = {}
 
+    @property
+    def active(self) -> bool:
+        """Whether any call can take oneDNN (enabled, and torch has the ops)."""
+        return self.enabled and onednn_available()
+
     def uses_onednn(self, x: Tensor, weight: Tensor) -> bool:
-        """The rule: 2+ rows or a wide output, float32 on CPU, without autograd."""
-        return (self.enabled and (x.numel() >= 2 * x.size(-1) or weight.size(0) >= WIDE)
+        """The rule: a large weight and 2+ rows or a wide output; float32 on CPU; no autograd."""
+        return (self.enabled and weight.numel() >= MIN_WEIGHT
+                and (x.numel() >= 2 * x.size(-1) or weight.size(0) >= WIDE)
                 and weight.dtype == torch.float32 and x.dtype == torch.float32
                 and weight.device.type == "cpu" and x.device.type == "cpu"
                 and not (torch.is_grad_enabled() and (weight.requires_grad or x.requires_grad))

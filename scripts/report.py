@@ -12,11 +12,12 @@ its own process, each writing its JSON into --out:
                                         --draft-vocab
     bild         benchmark_bild.py      BiLD threshold sweep, BLEU and speed vs stock
     defaults     benchmark_defaults.py  the plugin's default generator vs stock, n-gram blocker
+    linear       benchmark_linear.py    the plugin with and without its oneDNN linears vs stock
     pipeline     benchmark_pipeline.py  fairseq-generate end to end, --postprocess-workers 0 vs 2
 
 then merges what is in --out into report.json, plots docs/report.png and prints the summary
 table. --quick uses fewer sentences and repeats (a smoke run; its figures are noisier). The full
-run takes about 80 minutes on 2 CPU cores, BiLD's sweep half of it.
+run takes about 90 minutes on 2 CPU cores, BiLD's sweep half of it.
 """
 import argparse
 import json
@@ -36,6 +37,8 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "100"], ["--sentenc
           ["--bleu-sentences", "40", "--speed-sentences", "12", "--repeats", "1"]),
          ("defaults", "benchmark_defaults.py", ["--sentences", "256"],
           ["--sentences", "32", "--repeats", "1"]),
+         ("linear", "benchmark_linear.py", ["--sentences", "60"],
+          ["--sentences", "12", "--repeats", "2"]),
          ("pipeline", "benchmark_pipeline.py", ["--sentences", "400"],
           ["--sentences", "64", "--repeats", "1"])]
 
@@ -72,6 +75,10 @@ def speedups(report):
                      s["speedup"]))
     for s in report.get("defaults", {}).get("settings", []):
         rows.append((f"defaults: {s['setting']}", s["speedup"]))
+    for s in report.get("linear", {}).get("settings", []):
+        for variant, key in (("--no-fast-linear", "f_linear_speedup"),
+                             ("oneDNN linears", "onednn_speedup")):
+            rows.append((f"{s['setting']}, bs {s['batch_size']}, {variant}", s[key]))
     for name, s in report.get("pipeline", {}).get("settings", {}).items():
         rows.append((f"pipeline: {name}, wall clock", s["serial_wall_s"] / s["workers_wall_s"]))
     return rows

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from fairseq.sequence_generator import SequenceGenerator
 
 from fairseq_fast.fast_generator import FastDefaults, FastSequenceGenerator
-from fairseq_fast.packed_linear import WIDE, PackedLinear, onednn_available
+from fairseq_fast.packed_linear import MIN_WEIGHT, WIDE, PackedLinear, onednn_available
 from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
 from model_factory import DummyTask, make_dictionary, source_batch, translation_model
 
@@ -22,9 +22,9 @@ def _close(a, b):
 
 
 @needs_onednn
-@pytest.mark.parametrize("shape,out", [((1, 1, 64), 16), ((2, 64), 16), ((5, 1, 64), 48),
-                                       ((3, 7, 32), 200), ((40, 256), 1024), ((1, 256), WIDE),
-                                       ((0, 64), 16)])
+@pytest.mark.parametrize("shape,out", [((1, 1, 64), 16), ((2, 64), 16), ((1, 256), 1024),
+                                       ((5, 1, 256), 768), ((3, 7, 128), 1536), ((2, 512), 512),
+                                       ((40, 256), 1024), ((1, 128), WIDE), ((0, 512), 512)])
 @pytest.mark.parametrize("bias", [True, False])
 def test_float32_matches_f_linear(shape, out, bias):
     g = torch.Generator().manual_seed(len(shape) * out)
@@ -33,7 +33,7 @@ def test_float32_matches_f_linear(shape, out, bias):
     b = torch.randn(out, generator=g) if bias else None
     linear = PackedLinear()
     rows = x.numel() // x.size(-1)
-    assert linear.uses_onednn(x, w) == (rows >= 2 or out >= WIDE)
+    assert linear.uses_onednn(x, w) == (w.numel() >= MIN_WEIGHT and (rows >= 2 or out >= WIDE))
     with torch.no_grad():
         have = linear(x, w, b)
     want = F.linear(x, w, b)
@@ -47,26 +47,30 @@ def test_float32_matches_f_linear(shape, out, bias):
 
 @needs_onednn
 def test_weight_changed_in_place_or_replaced_is_packed_again():
-    layer = torch.nn.Linear(32, 24)
-    x = torch.randn(4, 32)
+    layer = torch.nn.Linear(512, 384)
+    x = torch.randn(4, 512)
     linear = PackedLinear()
+    assert linear.uses_onednn(x, layer.weight.detach())
     with torch.no_grad():
         before = linear(x, layer.weight, layer.bias)
         layer.weight.mul_(-2.0)  # an optimiser step or a weight edit
         after = linear(x, layer.weight, layer.bias)
         assert _close(after, F.linear(x, layer.weight, layer.bias))
         assert not _close(after, before)
-        layer.weight.data = torch.randn(24, 32)  # what .to() / loading does
+        layer.weight.data = torch.randn(384, 512)  # what .to() / loading does
         assert _close(linear(x, layer.weight, layer.bias), F.linear(x, layer.weight, layer.bias))
 
 
 def test_f_linear_bit_for_bit_where_the_rule_says_so():
     g = torch.Generator().manual_seed(0)
-    x, w, b = torch.randn(6, 32, generator=g), torch.randn(24, 32, generator=g), torch.randn(24)
+    x, w, b = (torch.randn(6, 512, generator=g), torch.randn(384, 512, generator=g),
+               torch.randn(384, generator=g))
     linear = PackedLinear()
     assert torch.equal(linear(x.double(), w.double(), b.double()),
                        F.linear(x.double(), w.double(), b.double()))  # no float64 on oneDNN
-    assert torch.equal(linear(x[:1], w, b), F.linear(x[:1], w, b))  # one row, narrow layer
+    assert torch.equal(linear(x[:1], w, b), F.linear(x[:1], w, b))  # one row, narrow output
+    small = w[:128, :256]  # 32,768 elements: F.linear is faster at any row count
+    assert torch.equal(linear(x[:, :256], small), F.linear(x[:, :256], small))
     assert torch.equal(PackedLinear(enabled=False)(x, w, b), F.linear(x, w, b))
     wg = w.clone().requires_grad_()
     y = linear(x, wg, b)  # recording gradients: F.linear, so backward works
@@ -90,12 +94,14 @@ def _same(have, want):
 @needs_onednn
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_float32_generation_with_packed_linears_equals_stock(seed):
-    """fp32 models wide enough that every matmul of a verify pass or a beam step takes oneDNN:
+    """fp32 models whose feed-forward layers take oneDNN in verify passes and beam steps:
     speculative greedy and the default beam search give stock's tokens, scores within 1e-4."""
-    target = translation_model(TASK, layers=3, dim=64, heads=4, ffn=128, seed=seed,
+    target = translation_model(TASK, layers=2, dim=256, heads=4, ffn=1024, seed=seed,
                                dtype=torch.float32)
-    draft = translation_model(TASK, layers=1, dim=32, heads=2, ffn=64, seed=seed + 100,
+    draft = translation_model(TASK, layers=1, dim=128, heads=2, ffn=1024, seed=seed + 100,
                               dtype=torch.float32)
+    fc1 = target.decoder.layers[0].fc1.weight
+    assert PackedLinear().uses_onednn(torch.zeros(2, 256), fc1.detach())
     sample = source_batch(DICT, [7, 5, 9, 3, 6, 8], seed=seed)
     stock = SequenceGenerator([target], DICT, beam_size=1, max_len_b=20)
     spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=4,

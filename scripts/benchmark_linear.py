@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""What the oneDNN linears (fairseq_fast/packed_linear.py) add: the plugin with and without
+--no-fast-linear, side by side against stock fairseq in one process.
+
+    python scripts/benchmark_linear.py [--sentences 60] [--repeats 4] [--json FILE]
+
+Settings: speculative greedy at batch 1 and 8 (the demo draft, --draft-len 4, full vocabulary)
+and the plugin's default generator at beam 5, batch 1 and 32. Per repeat: stock, then the two
+plugin variants in alternating order (F.linear first on even repeats, oneDNN first on odd ones,
+so neither always runs second); medians. Also reported: the share of sentences whose tokens
+equal stock's (float32).
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+import fairseq_fast  # noqa: E402,F401  (plugin overrides, as --user-dir would apply them)
+from fairseq.tasks import FairseqTask  # noqa: E402
+
+from benchmark import add_model_args, batches, decode_all, load_target  # noqa: E402
+from benchmark_defaults import gen_args  # noqa: E402
+from fairseq_fast.draft_loading import load_draft  # noqa: E402
+from fairseq_fast.packed_linear import onednn_available  # noqa: E402
+from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator  # noqa: E402
+
+SETTINGS = [("speculative greedy", 1, 1), ("speculative greedy", 8, 1),
+            ("default beam 5", 1, 5), ("default beam 5", 32, 5)]
+
+
+def generators(task, cfg, target, draft, kind, beam):
+    """stock, {packed: plugin generator}"""
+    args = gen_args(cfg, beam=beam)
+    stock = FairseqTask.build_generator.__wrapped__(task, [target], args)
+    plugin = {}
+    for packed in (False, True):
+        if kind.startswith("speculative"):
+            plugin[packed] = SpeculativeSequenceGenerator(
+                [target], task.target_dictionary, draft_model=draft, draft_len=4,
+                packed_linear=packed)
+        else:
+            args.no_fast_linear = not packed
+            plugin[packed] = task.build_generator([target], args)
+    return stock, plugin
+
+
+def same(hyps, packed):
+    return sum(hyps[packed][i] == hyps["stock"][i] for i in hyps["stock"]) / len(hyps["stock"])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_model_args(ap)
+    ap.add_argument("--sentences", type=int, default=60)
+    ap.add_argument("--repeats", type=int, default=4)
+    ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_linear.json"))
+    args = ap.parse_args()
+    if not onednn_available():
+        sys.exit("this torch has no oneDNN linear ops: nothing to compare")
+    torch.set_grad_enabled(False)
+    target, cfg, task = load_target(args.target, args.data)
+    draft = load_draft(task, args.draft, target)
+    report = {"threads": torch.get_num_threads(), "sentences": args.sentences,
+              "repeats": args.repeats, "settings": []}
+    for kind, bsz, beam in SETTINGS:
+        samples, n = batches(task, args.sentences, bsz)
+        stock, plugin = generators(task, cfg, target, draft, kind, beam)
+        times = {"stock": [], False: [], True: []}
+        hyps = {}
+        for r in range(args.repeats):
+            t, hyps["stock"] = decode_all(stock, target, samples, r)
+            times["stock"].append(t)
+            for packed in ((False, True) if r % 2 == 0 else (True, False)):
+                t, hyps[packed] = decode_all(plugin[packed], target, samples, r)
+                times[packed].append(t)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        row = {"setting": kind, "batch_size": bsz, "sentences": n,
+               "stock_sent_per_s": n / med["stock"],
+               "f_linear_sent_per_s": n / med[False], "onednn_sent_per_s": n / med[True],
+               "f_linear_speedup": med["stock"] / med[False],
+               "onednn_speedup": med["stock"] / med[True],
+               "onednn_over_f_linear": med[False] / med[True],
+               "f_linear_identical": same(hyps, False),
+               "onednn_identical": same(hyps, True)}
+        report["settings"].append(row)
+        print(json.dumps(row), flush=True)
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(report, f, indent=1)
+    print_table(report)
+
+
+def print_table(report):
+    print(f"\nsentences/s (x stock; identical to stock), {report['sentences']} sentences, "
+          f"{report['repeats']} repeats, {report['threads']} threads, fp32")
+    print("| setting | batch | stock | plugin, --no-fast-linear | plugin (oneDNN linears) "
+          "| oneDNN / F.linear |")
+    print("|---|---|---|---|---|---|")
+    for r in report["settings"]:
+        print(f"| {r['setting']} | {r['batch_size']} | {r['stock_sent_per_s']:.2f} | "
+              f"{r['f_linear_sent_per_s']:.2f} ({r['f_linear_speedup']:.2f}x; "
+              f"{100 * r['f_linear_identical']:.0f}%) | {r['onednn_sent_per_s']:.2f} "
+              f"({r['onednn_speedup']:.2f}x; {100 * r['onednn_identical']:.0f}%) | "
+              f"{r['onednn_over_f_linear']:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
