@@ -6,11 +6,11 @@
 torch's F.linear sends float32 CPU matmuls to MKL's sgemm. On the AMD EPYC machines this project
 is measured on, MKL's kernels for a few rows run at ~10% of the cores' peak. oneDNN's JIT kernels
 (shipped inside torch, used by torch.compile's CPU backend), on a weight reordered once into
-their blocked layout, were 1.2-2.9x faster for every weight of 196,608+ elements (768x256,
+their blocked layout, were 1.1-3.6x faster for every weight of 196,608+ elements (768x256,
 1024x256, 256x1024, 1536x128, 4008x128) at 2 to 160 rows (a verify pass, beams, batches), and
 for output layers 2,048+ wide even at one row; for weights of 65,536 elements or fewer (256x256,
-512x128, 128x128) they were 1.1-2.6x *slower* at every row count up to 160 (session 8,
-work/prof/rule8.py). So: oneDNN for weights of 2^17+ elements with 2+ rows or 2,048+ outputs,
+512x128, 128x128) they were up to 2.9x *slower* at 1 to 40 rows, on par at 160 (session 8,
+`scripts/benchmark_linear.py --kernels-only`; the table is in the README). So: oneDNN for weights of 2^17+ elements with 2+ rows or 2,048+ outputs,
 F.linear for the rest. Nothing here depends on the machine: the same rule everywhere, so the
 same inputs always take the same kernel.
 
