@@ -3,16 +3,16 @@
     linear = PackedLinear()                   # one per decoder: it caches that decoder's weights
     y = linear(x, weight, bias)               # = F.linear(x, weight, bias) up to float32 rounding
 
-torch's F.linear sends float32 CPU matmuls to MKL's sgemm. On the AMD EPYC machines this project
-is measured on, MKL's kernels for a few rows run at ~10% of the cores' peak. oneDNN's JIT kernels
-(shipped inside torch, used by torch.compile's CPU backend), on a weight reordered once into
-their blocked layout, were 1.1-3.6x faster for every weight of 196,608+ elements (768x256,
-1024x256, 256x1024, 1536x128, 4008x128) at 2 to 160 rows (a verify pass, beams, batches), and
-for output layers 2,048+ wide even at one row; for weights of 65,536 elements or fewer (256x256,
+torch's F.linear sends float32 CPU matmuls to MKL's sgemm. On the AMD EPYC machines this project is
+measured on, MKL's kernels for a few rows run at ~10% of the cores' peak (estimated). oneDNN's JIT
+kernels (shipped inside torch, used by torch.compile's CPU backend), on a weight reordered once
+into their blocked layout, were 1.1-3.6x faster for every weight of 196,608+ elements (768x256,
+1024x256, 256x1024, 1536x128, 4008x128) at 2 to 160 rows (a verify pass, beams, batches), and for
+output layers 2,048+ wide even at one row; for weights of 65,536 elements or fewer (256x256,
 512x128, 128x128) they were up to 2.9x *slower* at 1 to 40 rows, on par at 160 (session 8,
-`scripts/benchmark_linear.py --kernels-only`; the table is in the README). So: oneDNN for weights of 2^17+ elements with 2+ rows or 2,048+ outputs,
-F.linear for the rest. Nothing here depends on the machine: the same rule everywhere, so the
-same inputs always take the same kernel.
+`scripts/benchmark_linear.py --kernels-only`; the table is in the README). So: oneDNN for weights
+of 2^17+ elements with 2+ rows or 2,048+ outputs, F.linear for the rest. Nothing here depends on
+the machine: the same rule everywhere, so the same inputs always take the same kernel.
 
 Numerics: another kernel sums in another order, so results differ from F.linear's in the last
 bits of float32 (~1e-6 relative), as F.linear's own results differ between row counts (which is
