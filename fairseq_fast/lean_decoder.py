@@ -139,7 +139,8 @@ class LeanDecoder:
                 attn = layer.encoder_attn
                 # contiguous [B, H, S, D]: as a transposed view, every step's matmul would
                 # first copy it (B and H cannot be merged into one batch dimension)
-                k, v = self._linear(attn.k_proj, enc), self._linear(attn.v_proj, enc)
+                k, v = self.linear.stacked(enc, [attn.k_proj.weight, attn.v_proj.weight],
+                                           [attn.k_proj.bias, attn.v_proj.bias])
                 cross_k.append(_heads(k, attn.num_heads).contiguous())
                 cross_v.append(_heads(v, attn.num_heads).contiguous())
             pads = encoder_out["encoder_padding_mask"]
@@ -249,9 +250,11 @@ class LeanDecoder:
         residual = x
         if layer.normalize_before:
             x = _layer_norm(layer.self_attn_layer_norm, x)
-        q = _heads(self._linear(attn.q_proj, x) * attn.scaling, attn.num_heads)
-        k = _heads(self._linear(attn.k_proj, x), attn.num_heads)
-        v = _heads(self._linear(attn.v_proj, x), attn.num_heads)
+        projections = (attn.q_proj, attn.k_proj, attn.v_proj)
+        q, k, v = self.linear.stacked(x, [m.weight for m in projections],
+                                      [m.bias for m in projections])
+        q = _heads(q * attn.scaling, attn.num_heads)
+        k, v = _heads(k, attn.num_heads), _heads(v, attn.num_heads)
         cache_k, cache_v = state.self_k[i], state.self_v[i]  # [B, H, capacity, D]
         if rows is None:
             cache_k[:, :, lo:lo + n] = k

@@ -77,6 +77,33 @@ def test_f_linear_bit_for_bit_where_the_rule_says_so():
     assert y.grad_fn is not None and torch.equal(y.detach(), F.linear(x, w, b))
 
 
+@needs_onednn
+def test_stacked_weights_one_matmul_where_onednn_else_one_call_each():
+    """q/k/v through one stacked 768x256 weight: float32 agreement with three F.linear calls;
+    exactly the separate calls where the stacked matmul would not take oneDNN; restacked when a
+    weight changes."""
+    g = torch.Generator().manual_seed(3)
+    ws = [torch.randn(256, 256, generator=g) for _ in range(3)]
+    bs = [torch.randn(256, generator=g), None, torch.randn(256, generator=g)]  # a missing bias
+    linear = PackedLinear()
+    assert linear.uses_onednn(torch.zeros(5, 256), torch.cat(ws))  # 3 x 65,536 >= MIN_WEIGHT
+    assert not linear.uses_onednn(torch.zeros(5, 256), ws[0])  # alone, each would not
+    x = torch.randn(1, 5, 256, generator=g)
+    with torch.no_grad():
+        have = linear.stacked(x, ws, bs)
+        assert [h.shape for h in have] == [(1, 5, 256)] * 3
+        assert all(_close(h, F.linear(x, w, b)) for h, w, b in zip(have, ws, bs))
+        for x1 in (x[:, :1], x.double()):  # one row, float64: F.linear per weight, bit for bit
+            w1 = [w.to(x1.dtype) for w in ws]
+            b1 = [None if b is None else b.to(x1.dtype) for b in bs]
+            assert all(torch.equal(h, F.linear(x1, w, b))
+                       for h, w, b in zip(linear.stacked(x1, w1, b1), w1, b1))
+        ws[1].mul_(-1.0)  # in place: the stacked weight is rebuilt
+        assert _close(linear.stacked(x, ws, bs)[1], F.linear(x, ws[1]))
+        bs[1] = torch.ones(256)  # a bias appears: another tensor, so restacked too
+        assert _close(linear.stacked(x, ws, bs)[1], F.linear(x, ws[1], bs[1]))
+
+
 DICT = make_dictionary(24)
 TASK = DummyTask(DICT, DICT)
 
@@ -102,6 +129,9 @@ def test_float32_generation_with_packed_linears_equals_stock(seed):
                               dtype=torch.float32)
     fc1 = target.decoder.layers[0].fc1.weight
     assert PackedLinear().uses_onednn(torch.zeros(2, 256), fc1.detach())
+    attn = target.decoder.layers[0].self_attn  # q/k/v stacked: 768 x 256 takes oneDNN too
+    qkv = torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight]).detach()
+    assert PackedLinear().uses_onednn(torch.zeros(2, 256), qkv)
     sample = source_batch(DICT, [7, 5, 9, 3, 6, 8], seed=seed)
     stock = SequenceGenerator([target], DICT, beam_size=1, max_len_b=20)
     spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=4,
