@@ -4,12 +4,14 @@
 
     python scripts/benchmark_linear.py [--sentences 60] [--repeats 4] [--json FILE]
 
-Settings: speculative greedy at batch 1 and 8 (the demo draft, --draft-len 4, full vocabulary)
-and the plugin's default generator at beam 5, batch 1 and 32. Per repeat: stock, then the two
-plugin variants in alternating order (F.linear first on even repeats, oneDNN first on odd ones,
-so neither always runs second); medians. Also reported: the share of sentences whose tokens
-equal stock's (float32). Then the kernels alone: F.linear (MKL) time over oneDNN time on a
-packed weight, per weight shape and row count (--kernels-only: just this part).
+Settings: speculative greedy at batch 1 and 8 and speculative sampling (T=1) at batch 1 (the
+demo draft, --draft-len 4, full vocabulary), and the plugin's default generator at beam 5,
+batch 1 and 32. Per repeat: stock, then the two plugin variants in alternating order (F.linear
+first on even repeats, oneDNN first on odd ones, so neither always runs second), all with the
+repeat's seed; medians. Also reported: the share of sentences whose tokens equal stock's
+(float32; not for sampling, whose random draws differ from stock's). Then the kernels alone:
+F.linear (MKL) time over oneDNN time on a packed weight, per weight shape and row count
+(--kernels-only: just this part). "oneDNN linears" includes stacked q/k/v (packed_linear.py).
 """
 import argparse
 import json
@@ -37,26 +39,32 @@ KERNEL_SHAPES = [(128, 128), (512, 128), (256, 256), (768, 256), (1024, 256), (2
                  (1536, 128), (4008, 128), (4008, 256)]  # (out, in): the demo pair's layers
 KERNEL_ROWS = (1, 2, 5, 8, 40, 160)
 SETTINGS = [("speculative greedy", 1, 1), ("speculative greedy", 8, 1),
+            ("speculative sampling T=1", 1, 1),
             ("default beam 5", 1, 5), ("default beam 5", 32, 5)]
 
 
 def generators(task, cfg, target, draft, kind, beam):
     """stock, {packed: plugin generator}"""
-    args = gen_args(cfg, beam=beam)
+    sampling = "sampling" in kind
+    args = gen_args(cfg, beam=beam, sampling=sampling, temperature=1.0)
     stock = FairseqTask.build_generator.__wrapped__(task, [target], args)
     plugin = {}
     for packed in (False, True):
         if kind.startswith("speculative"):
             plugin[packed] = SpeculativeSequenceGenerator(
                 [target], task.target_dictionary, draft_model=draft, draft_len=4,
-                packed_linear=packed)
+                sampling=sampling, temperature=1.0, packed_linear=packed)
         else:
             args.no_fast_linear = not packed
             plugin[packed] = task.build_generator([target], args)
     return stock, plugin
 
 
-def same(hyps, packed):
+def same(hyps, packed, kind):
+    """share of sentences with stock's tokens; None for sampling (same seed, other random
+    draws: the distribution is what is exact, tests/test_sampling_exactness.py)"""
+    if "sampling" in kind:
+        return None
     return sum(hyps[packed][i] == hyps["stock"][i] for i in hyps["stock"]) / len(hyps["stock"])
 
 
@@ -124,8 +132,8 @@ def main():
                "f_linear_speedup": med["stock"] / med[False],
                "onednn_speedup": med["stock"] / med[True],
                "onednn_over_f_linear": med[False] / med[True],
-               "f_linear_identical": same(hyps, False),
-               "onednn_identical": same(hyps, True)}
+               "f_linear_identical": same(hyps, False, kind),
+               "onednn_identical": same(hyps, True, kind)}
         report["settings"].append(row)
         print(json.dumps(row), flush=True)
     report["kernels"] = kernels()
@@ -152,11 +160,14 @@ def print_table(report):
     print("| setting | batch | stock | plugin, --no-fast-linear | plugin (oneDNN linears) "
           "| oneDNN / F.linear |")
     print("|---|---|---|---|---|---|")
+    def share(x):
+        return "sampled" if x is None else f"{100 * x:.0f}%"
+
     for r in report["settings"]:
         print(f"| {r['setting']} | {r['batch_size']} | {r['stock_sent_per_s']:.2f} | "
               f"{r['f_linear_sent_per_s']:.2f} ({r['f_linear_speedup']:.2f}x; "
-              f"{100 * r['f_linear_identical']:.0f}%) | {r['onednn_sent_per_s']:.2f} "
-              f"({r['onednn_speedup']:.2f}x; {100 * r['onednn_identical']:.0f}%) | "
+              f"{share(r['f_linear_identical'])}) | {r['onednn_sent_per_s']:.2f} "
+              f"({r['onednn_speedup']:.2f}x; {share(r['onednn_identical'])}) | "
               f"{r['onednn_over_f_linear']:.2f}x |")
 
 
