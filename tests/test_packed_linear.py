@@ -93,6 +93,10 @@ def test_stacked_weights_one_matmul_where_onednn_else_one_call_each():
         have = linear.stacked(x, ws, bs)
         assert [h.shape for h in have] == [(1, 5, 256)] * 3
         assert all(_close(h, F.linear(x, w, b)) for h, w, b in zip(have, ws, bs))
+        other = PackedLinear()
+        w64 = [w.double() for w in ws]
+        other.stacked(x.double(), w64, [None] * 3)
+        assert not other._stacked  # float64 (or GPU, half): no stacked copy is even built
         for x1 in (x[:, :1], x.double()):  # one row, float64: F.linear per weight, bit for bit
             w1 = [w.to(x1.dtype) for w in ws]
             b1 = [None if b is None else b.to(x1.dtype) for b in bs]
