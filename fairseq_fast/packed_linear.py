@@ -73,11 +73,17 @@ class PackedLinear:
 
     def uses_onednn(self, x: Tensor, weight: Tensor) -> bool:
         """The rule: a large weight and 2+ rows or a wide output; float32 on CPU; no autograd."""
-        return (self.enabled and weight.numel() >= MIN_WEIGHT
-                and (x.numel() >= 2 * x.size(-1) or weight.size(0) >= WIDE)
+        return self._rule(x, weight, weight.numel(), weight.size(0), weight.requires_grad)
+
+    def _rule(self, x: Tensor, weight: Tensor, numel: int, out: int, grad: bool) -> bool:
+        """uses_onednn for a weight of `numel` elements and `out` outputs (several weights
+        stacked: their sums) that is `weight`'s dtype and device and records gradients if
+        `grad`."""
+        return (self.enabled and numel >= MIN_WEIGHT
+                and (x.numel() >= 2 * x.size(-1) or out >= WIDE)
                 and weight.dtype == torch.float32 and x.dtype == torch.float32
                 and weight.device.type == "cpu" and x.device.type == "cpu"
-                and not (torch.is_grad_enabled() and (weight.requires_grad or x.requires_grad))
+                and not (torch.is_grad_enabled() and (grad or x.requires_grad))
                 and onednn_available())
 
     def packed(self, weight: Tensor) -> Tensor:
@@ -92,6 +98,9 @@ class PackedLinear:
     def __call__(self, x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
         if not self.uses_onednn(x, weight):
             return F.linear(x, weight, bias)
+        return self._onednn(x, weight, bias)
+
+    def _onednn(self, x: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
         if bias is not None:
             bias = bias.detach()
         return torch.ops.mkldnn._linear_pointwise(x, self.packed(weight), bias, "none", [], "")
@@ -105,10 +114,9 @@ class PackedLinear:
         stacked 768x256 is not: per call 0.9-1.8x faster than three F.linear calls at 2 to 160
         rows, a demo-target verify pass 3-6% faster (session 9). Outputs are views of one
         [..., sum of outputs] tensor."""
-        w0 = weights[0]
-        if not (self.active and x.dtype == w0.dtype == torch.float32 and x.device.type == "cpu"
-                and w0.device.type == "cpu" and sum(w.numel() for w in weights) >= MIN_WEIGHT):
-            return [self(x, w, b) for w, b in zip(weights, biases)]  # no stack needed: not built
+        if not self._rule(x, weights[0], sum(w.numel() for w in weights),
+                          sum(w.size(0) for w in weights), any(w.requires_grad for w in weights)):
+            return [self(x, w, b) for w, b in zip(weights, biases)]  # the stack is not built
         key = tuple(id(w) for w in weights)
         parts = [(t, t.data_ptr(), t._version) for t in (*weights, *biases) if t is not None]
         entry = self._stacked.get(key)
@@ -123,7 +131,5 @@ class PackedLinear:
             entry = (parts, weight, bias)
             self._stacked[key] = entry
         _, weight, bias = entry
-        if not self.uses_onednn(x, weight):
-            return [self(x, w, b) for w, b in zip(weights, biases)]
-        y = self(x, weight, bias)
+        y = self._onednn(x, weight, bias)
         return list(y.split([w.size(0) for w in weights], dim=-1))

@@ -102,6 +102,11 @@ def test_stacked_weights_one_matmul_where_onednn_else_one_call_each():
             b1 = [None if b is None else b.to(x1.dtype) for b in bs]
             assert all(torch.equal(h, F.linear(x1, w, b))
                        for h, w, b in zip(linear.stacked(x1, w1, b1), w1, b1))
+    wg = [w.clone().requires_grad_() for w in ws]
+    ys = linear.stacked(x, wg, bs)  # recording gradients: F.linear per weight, so backward works
+    assert all(y.grad_fn is not None and torch.equal(y.detach(), F.linear(x, w, b))
+               for y, w, b in zip(ys, ws, bs))
+    with torch.no_grad():
         ws[1].mul_(-1.0)  # in place: the stacked weight is rebuilt
         assert _close(linear.stacked(x, ws, bs)[1], F.linear(x, ws[1]))
         bs[1] = torch.ones(256)  # a bias appears: another tensor, so restacked too
