@@ -37,7 +37,7 @@ def _is_identity(order: Tensor, size: int) -> bool:
 class FastEnsembleModel(EnsembleModel):
     def __init__(self, models, prefill: bool = True, packed: bool = True):
         super().__init__(models)
-        # UserError if unsupported; packed: oneDNN matmuls (packed_linear.py, --no-fast-linear)
+        # UserError if unsupported; packed: packed-weight matmuls (packed_linear.py, --no-fast-linear)
         self.lean = [LeanDecoder(m.decoder, packed=packed) for m in models]
         self.prefill = prefill
         self.prefix: Optional[Tensor] = None  # this batch's forced prefix (set by the generator)

@@ -7,8 +7,9 @@ unchanged. Four parts are swapped, each behind its flag:
     --no-fast-cache    FastEnsembleModel (fast_ensemble.py): lean decoder, in-place K/V cache,
                        encoder K/V once per source, minimal reorders
     --no-fast-prefill  forced prefixes through the decoder in one pass (needs the fast cache)
-    --no-fast-linear   the lean decoder's matmuls on F.linear instead of oneDNN with packed
-                       weights (packed_linear.py; needs the fast cache)
+    --no-fast-linear   the lean decoder's matmuls on F.linear instead of the small-matrix
+                       kernel / oneDNN with packed weights (packed_linear.py; needs the fast
+                       cache)
     --no-fast-ngram    VectorisedNGramBlock: the n-gram rule fairseq's CUDA kernel implements,
                        in torch, on any device (fairseq's CPU path blocks nothing: #5206)
 """
@@ -61,11 +62,12 @@ class _FastMixin:
         if fast.ngram and self.repeat_ngram_blocker is not None:
             self.repeat_ngram_blocker = VectorisedNGramBlock(
                 self.repeat_ngram_blocker.no_repeat_ngram_size)
+        lean = isinstance(self.model, FastEnsembleModel)
+        linears = self.model.lean[0].linear.backends if lean else ""
         on = [name for name, active in (
-            ("fast cache", isinstance(self.model, FastEnsembleModel)),
-            ("prefill", isinstance(self.model, FastEnsembleModel) and self.model.prefill),
-            ("oneDNN linears", isinstance(self.model, FastEnsembleModel)
-             and self.model.lean[0].linear.active),
+            ("fast cache", lean),
+            ("prefill", lean and self.model.prefill),
+            (f"packed linears ({linears})", bool(linears)),
             ("vectorised n-gram blocker", isinstance(self.repeat_ngram_blocker,
                                                      VectorisedNGramBlock))) if active]
         logger.info(f"fairseq_fast: {type(self).__name__} with " + (", ".join(on) or "nothing"))

@@ -104,8 +104,9 @@ class LeanDecoder:
     def __init__(self, decoder: nn.Module, vocab: Optional[Tensor] = None, packed: bool = True):
         """vocab: sorted indices of the only tokens to score (a draft's shortlist, see
         draft_vocab.py); the others get logit -inf. None scores every token.
-        packed: matmuls through packed_linear.py's oneDNN kernels where its rule says they are
-        faster (False: F.linear everywhere, --no-fast-linear)."""
+        packed: matmuls through packed_linear.py (the small-matrix kernel or oneDNN, on weights
+        packed once) where its rule says they are faster (False: F.linear everywhere,
+        --no-fast-linear)."""
         check_supported(decoder)
         self.decoder = decoder
         self.vocab = vocab

@@ -62,9 +62,10 @@ class FastGenerationConfig(FairseqDataclass):
                 "--no-fast-prefill"})
     no_fast_linear: bool = field(default=False, metadata={
         "help": "the plugin's decoders (fast cache, speculative, BiLD) multiply with torch's "
-                "F.linear (MKL on x86) everywhere, instead of oneDNN kernels on weights packed "
-                "once where those are faster (float32 on CPU, 2+ rows or a wide output layer; "
-                "results differ from F.linear's in float32 rounding only)"})
+                "F.linear (MKL on x86) everywhere, instead of the plugin's small-matrix kernel "
+                "(built on first use with the C compiler) or oneDNN on weights packed once "
+                "(float32 on CPU, weights of 16k+ elements; results differ from F.linear's in "
+                "float32 rounding only)"})
     no_fast_ngram: bool = field(default=False, metadata={
         "help": "fairseq's own --no-repeat-ngram-size blocker instead of the plugin's "
                 "vectorised one (fairseq's CPU path blocks nothing: fairseq issue #5206)"})

@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""What the oneDNN linears (fairseq_fast/packed_linear.py) add: the plugin with and without
---no-fast-linear, side by side against stock fairseq in one process.
+"""What the packed linears (fairseq_fast/packed_linear.py) add: the plugin with --no-fast-linear
+(F.linear), with oneDNN only (the small-matrix kernel off) and as it runs by default (the kernel,
+small_gemm.py), side by side against stock fairseq in one process.
 
     python scripts/benchmark_linear.py [--sentences 60] [--repeats 4] [--json FILE]
 
 Settings: speculative greedy at batch 1 and 8 and speculative sampling (T=1) at batch 1 (the
 demo draft, --draft-len 4, full vocabulary), and the plugin's default generator at beam 5,
-batch 1 and 32. Per repeat: stock, then the two plugin variants in alternating order (F.linear
-first on even repeats, oneDNN first on odd ones, so neither always runs second), all with the
-repeat's seed; medians. Also reported: the share of sentences whose tokens equal stock's
-(float32; not for sampling, whose random draws differ from stock's). Then the kernels alone:
-F.linear (MKL) time over oneDNN time on a packed weight, per weight shape and row count
-(--kernels-only: just this part). "oneDNN linears" includes stacked q/k/v (packed_linear.py).
+batch 1 and 32. Per repeat: stock, then the three plugin variants in a rotating order (each runs
+first, second and third in turn), all with the repeat's seed; medians. Also reported: the share
+of sentences whose tokens equal stock's (float32; not for sampling, whose random draws differ
+from stock's). Then the kernels alone: microseconds per call of F.linear (MKL), oneDNN on a
+packed weight and the small-matrix kernel, per weight shape and row count, cycling through
+copies of the weight (8 MB or 64 copies) so that it is cold in cache as in a decoder step
+(--kernels-only: just this part). Stacked q/k/v count as one 768x256 weight (packed_linear.py).
 """
 import argparse
 import json
@@ -32,31 +34,39 @@ from fairseq.tasks import FairseqTask  # noqa: E402
 from benchmark import add_model_args, batches, decode_all, load_target  # noqa: E402
 from benchmark_defaults import gen_args  # noqa: E402
 from fairseq_fast.draft_loading import load_draft  # noqa: E402
+from fairseq_fast import small_gemm  # noqa: E402
 from fairseq_fast.packed_linear import onednn_available  # noqa: E402
 from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator  # noqa: E402
 
 KERNEL_SHAPES = [(128, 128), (512, 128), (256, 256), (768, 256), (1024, 256), (256, 1024),
                  (1536, 128), (4008, 128), (4008, 256)]  # (out, in): the demo pair's layers
 KERNEL_ROWS = (1, 2, 5, 8, 40, 160)
+VARIANTS = ("f_linear", "onednn", "kernel")  # --no-fast-linear, kernel off, default
 SETTINGS = [("speculative greedy", 1, 1), ("speculative greedy", 8, 1),
             ("speculative sampling T=1", 1, 1),
             ("default beam 5", 1, 5), ("default beam 5", 32, 5)]
 
 
 def generators(task, cfg, target, draft, kind, beam):
-    """stock, {packed: plugin generator}"""
+    """stock, {variant: plugin generator}"""
     sampling = "sampling" in kind
     args = gen_args(cfg, beam=beam, sampling=sampling, temperature=1.0)
     stock = FairseqTask.build_generator.__wrapped__(task, [target], args)
     plugin = {}
-    for packed in (False, True):
+    for variant in VARIANTS:
+        packed = variant != "f_linear"
         if kind.startswith("speculative"):
-            plugin[packed] = SpeculativeSequenceGenerator(
+            gen = SpeculativeSequenceGenerator(
                 [target], task.target_dictionary, draft_model=draft, draft_len=4,
                 sampling=sampling, temperature=1.0, packed_linear=packed)
+            linears = [gen.target.linear, gen.proposer.lean.linear]
         else:
             args.no_fast_linear = not packed
-            plugin[packed] = task.build_generator([target], args)
+            gen = task.build_generator([target], args)
+            linears = [lean.linear for lean in gen.model.lean]
+        for linear in linears:
+            linear.kernel = variant == "kernel"
+        plugin[variant] = gen
     return stock, plugin
 
 
@@ -68,31 +78,36 @@ def same(hyps, packed, kind):
     return sum(hyps[packed][i] == hyps["stock"][i] for i in hyps["stock"]) / len(hyps["stock"])
 
 
-def kernels(repeats=3, calls=300):
-    """{"OUTxIN": {rows: F.linear seconds / oneDNN seconds}}, medians over repeats."""
-    def per_call(fn):
-        for _ in range(20):
-            fn()
+def kernels(repeats=3, calls=200):
+    """{"OUTxIN": {rows: {"f_linear"|"onednn"|"kernel": microseconds per call}}}, medians."""
+    def per_call(fn, copies):
+        for i in range(20):
+            fn(i % copies)
         t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        return (time.perf_counter() - t0) / calls
+        for i in range(calls):
+            fn(i % copies)
+        return 1e6 * (time.perf_counter() - t0) / calls
 
     table = {}
     g = torch.Generator().manual_seed(0)
     for out, inp in KERNEL_SHAPES:
-        w, b = torch.randn(out, inp, generator=g), torch.randn(out, generator=g)
-        packed = torch.ops.mkldnn._reorder_linear_weight(w, None)
+        copies = max(2, min(64, (8 << 20) // (4 * out * inp)))
+        ws = [torch.randn(out, inp, generator=g) for _ in range(copies)]
+        b = torch.randn(out, generator=g)
+        dnn = [torch.ops.mkldnn._reorder_linear_weight(w, None) for w in ws]
+        ours = [small_gemm.pack(w) for w in ws]
         row = {}
         for rows in KERNEL_ROWS:
             x = torch.randn(rows, inp, generator=g)
-            ratios = []
+            fns = {"f_linear": lambda i: F.linear(x, ws[i], b),
+                   "onednn": lambda i: torch.ops.mkldnn._linear_pointwise(
+                       x, dnn[i], b, "none", [], ""),
+                   "kernel": lambda i: small_gemm.linear(x, ours[i], b)}
+            times = {name: [] for name in fns}
             for _ in range(repeats):
-                mkl = per_call(lambda: F.linear(x, w, b))
-                dnn = per_call(lambda: torch.ops.mkldnn._linear_pointwise(
-                    x, packed, b, "none", [], ""))
-                ratios.append(mkl / dnn)
-            row[rows] = statistics.median(ratios)
+                for name, fn in fns.items():
+                    times[name].append(per_call(fn, copies))
+            row[rows] = {name: statistics.median(v) for name, v in times.items()}
         table[f"{out}x{inp}"] = row
         print(json.dumps({f"{out}x{inp}": row}), flush=True)
     return table
@@ -106,8 +121,8 @@ def main():
     ap.add_argument("--kernels-only", action="store_true")
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_linear.json"))
     args = ap.parse_args()
-    if not onednn_available():
-        sys.exit("this torch has no oneDNN linear ops: nothing to compare")
+    if not onednn_available() or not small_gemm.available():
+        sys.exit("needs torch's oneDNN ops and the small-matrix kernel (a C compiler)")
     torch.set_grad_enabled(False)
     report = {"threads": torch.get_num_threads(), "sentences": args.sentences,
               "repeats": args.repeats, "settings": []}
@@ -117,23 +132,23 @@ def main():
     for kind, bsz, beam in [] if args.kernels_only else SETTINGS:
         samples, n = batches(task, args.sentences, bsz)
         stock, plugin = generators(task, cfg, target, draft, kind, beam)
-        times = {"stock": [], False: [], True: []}
+        times = {"stock": [], **{v: [] for v in VARIANTS}}
         hyps = {}
         for r in range(args.repeats):
             t, hyps["stock"] = decode_all(stock, target, samples, r)
             times["stock"].append(t)
-            for packed in ((False, True) if r % 2 == 0 else (True, False)):
-                t, hyps[packed] = decode_all(plugin[packed], target, samples, r)
-                times[packed].append(t)
+            shift = r % len(VARIANTS)
+            for variant in VARIANTS[shift:] + VARIANTS[:shift]:
+                t, hyps[variant] = decode_all(plugin[variant], target, samples, r)
+                times[variant].append(t)
         med = {k: statistics.median(v) for k, v in times.items()}
         row = {"setting": kind, "batch_size": bsz, "sentences": n,
-               "stock_sent_per_s": n / med["stock"],
-               "f_linear_sent_per_s": n / med[False], "onednn_sent_per_s": n / med[True],
-               "f_linear_speedup": med["stock"] / med[False],
-               "onednn_speedup": med["stock"] / med[True],
-               "onednn_over_f_linear": med[False] / med[True],
-               "f_linear_identical": same(hyps, False, kind),
-               "onednn_identical": same(hyps, True, kind)}
+               "stock_sent_per_s": n / med["stock"]}
+        for v in VARIANTS:
+            row[f"{v}_sent_per_s"] = n / med[v]
+            row[f"{v}_speedup"] = med["stock"] / med[v]
+            row[f"{v}_identical"] = same(hyps, v, kind)
+        row["kernel_over_onednn"] = med["onednn"] / med["kernel"]
         report["settings"].append(row)
         print(json.dumps(row), flush=True)
     report["kernels"] = kernels()
@@ -145,30 +160,30 @@ def main():
 
 def print_table(report):
     if report.get("kernels"):
-        print("\nF.linear time / oneDNN time (packed weight), float32, per weight (out x in) and "
-              "rows; > 1: oneDNN faster")
-        print("| weight | elements | " + " | ".join(f"{r} rows" for r in KERNEL_ROWS) + " |")
-        print("|---|---|" + "---|" * len(KERNEL_ROWS))
+        print("\nmicroseconds per call, F.linear (MKL) / oneDNN (packed) / small-matrix kernel, "
+              "float32, weights cold in cache, per weight (out x in) and rows")
+        print("| weight | " + " | ".join(f"{r} rows" for r in KERNEL_ROWS) + " |")
+        print("|---|" + "---|" * len(KERNEL_ROWS))
         for shape, row in report["kernels"].items():
-            out, inp = map(int, shape.split("x"))
-            print(f"| {shape} | {out * inp:,} | "
-                  + " | ".join(f"{row[r]:.2f}" for r in KERNEL_ROWS) + " |")
+            print(f"| {shape} | " + " | ".join(
+                "{f_linear:.0f} / {onednn:.0f} / **{kernel:.0f}**".format(**row[r])
+                for r in KERNEL_ROWS) + " |")
     if not report["settings"]:
         return
     print(f"\nsentences/s (x stock; identical to stock), {report['sentences']} sentences, "
           f"{report['repeats']} repeats, {report['threads']} threads, fp32")
-    print("| setting | batch | stock | plugin, --no-fast-linear | plugin (oneDNN linears) "
-          "| oneDNN / F.linear |")
-    print("|---|---|---|---|---|---|")
+    print("| setting | batch | stock | plugin, --no-fast-linear | plugin, oneDNN only "
+          "| plugin (kernel, default) | kernel / oneDNN |")
+    print("|---|---|---|---|---|---|---|")
+
     def share(x):
         return "sampled" if x is None else f"{100 * x:.0f}%"
 
     for r in report["settings"]:
+        cells = [f"{r[f'{v}_sent_per_s']:.2f} ({r[f'{v}_speedup']:.2f}x; "
+                 f"{share(r[f'{v}_identical'])})" for v in VARIANTS]
         print(f"| {r['setting']} | {r['batch_size']} | {r['stock_sent_per_s']:.2f} | "
-              f"{r['f_linear_sent_per_s']:.2f} ({r['f_linear_speedup']:.2f}x; "
-              f"{share(r['f_linear_identical'])}) | {r['onednn_sent_per_s']:.2f} "
-              f"({r['onednn_speedup']:.2f}x; {share(r['onednn_identical'])}) | "
-              f"{r['onednn_over_f_linear']:.2f}x |")
+              + " | ".join(cells) + f" | {r['kernel_over_onednn']:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ its own process, each writing its JSON into --out:
                                         --draft-vocab
     bild         benchmark_bild.py      BiLD threshold sweep, BLEU and speed vs stock
     defaults     benchmark_defaults.py  the plugin's default generator vs stock, n-gram blocker
-    linear       benchmark_linear.py    the plugin with and without its oneDNN linears vs stock
+    linear       benchmark_linear.py    the plugin with F.linear, oneDNN only and its small-matrix
+                                        kernel (default) vs stock
     pipeline     benchmark_pipeline.py  fairseq-generate end to end, --postprocess-workers 0 vs 2
 
 then merges what is in --out into report.json, plots docs/report.png and prints the summary
@@ -77,7 +78,8 @@ def speedups(report):
         rows.append((f"defaults: {s['setting']}", s["speedup"]))
     for s in report.get("linear", {}).get("settings", []):
         for variant, key in (("--no-fast-linear", "f_linear_speedup"),
-                             ("oneDNN linears", "onednn_speedup")):
+                             ("oneDNN only", "onednn_speedup"),
+                             ("small-matrix kernel", "kernel_speedup")):
             rows.append((f"{s['setting']}, bs {s['batch_size']}, {variant}", s[key]))
     for name, s in report.get("pipeline", {}).get("settings", {}).items():
         rows.append((f"pipeline: {name}, wall clock", s["serial_wall_s"] / s["workers_wall_s"]))

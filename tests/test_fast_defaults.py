@@ -216,7 +216,7 @@ def test_switches_give_fairseq_its_own_parts():
     assert type(off.repeat_ngram_blocker).__name__ == "NGramRepeatBlock"
     no_prefill = TASK.build_generator([model], gen_args(no_fast_prefill=True))
     assert isinstance(no_prefill.model, FastEnsembleModel) and not no_prefill.model.prefill
-    assert ours.model.lean[0].linear.enabled  # oneDNN linears (packed_linear.py) by default
+    assert ours.model.lean[0].linear.enabled  # packed linears (packed_linear.py) by default
     no_linear = TASK.build_generator([model], gen_args(no_fast_linear=True))
     assert isinstance(no_linear.model, FastEnsembleModel)
     assert not no_linear.model.lean[0].linear.enabled

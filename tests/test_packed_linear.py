@@ -1,17 +1,22 @@
-"""packed_linear.py: oneDNN matmuls on packed weights agree with F.linear to float32 rounding,
-follow weight changes, keep F.linear where the rule says so, and leave generation unchanged in
-float32 (the float64 equality tests cannot see this path: oneDNN has no float64 kernels)."""
+"""packed_linear.py and small_gemm.py: the small-matrix kernel and oneDNN on packed weights agree
+with F.linear to float32 rounding, follow weight changes, keep F.linear where the rule says so,
+and leave generation unchanged in float32 (the float64 equality tests cannot see these paths:
+neither has float64 kernels)."""
 import pytest
 import torch
 import torch.nn.functional as F
 from fairseq.sequence_generator import SequenceGenerator
 
+from fairseq_fast import small_gemm
 from fairseq_fast.fast_generator import FastDefaults, FastSequenceGenerator
-from fairseq_fast.packed_linear import MIN_WEIGHT, WIDE, PackedLinear, onednn_available
+from fairseq_fast.packed_linear import (KERNEL_MAX_ROWS, KERNEL_MIN_WEIGHT, MIN_WEIGHT, WIDE,
+                                        PackedLinear, onednn_available)
 from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
 from model_factory import DummyTask, make_dictionary, source_batch, translation_model
 
 needs_onednn = pytest.mark.skipif(not onednn_available(), reason="torch without oneDNN")
+needs_kernel = pytest.mark.skipif(not small_gemm.available(),
+                                  reason="small-matrix kernel not buildable here")
 
 
 def _close(a, b):
@@ -21,17 +26,98 @@ def _close(a, b):
     return bool(((a - b).abs().max() / scale) < 1e-5)
 
 
+@needs_kernel
+@pytest.mark.parametrize("rows,inp,out", [(1, 256, 256), (5, 256, 768), (7, 128, 1536),
+                                          (1, 256, 4008), (13, 130, 200), (40, 1024, 256),
+                                          (160, 256, 1024), (3, 2048, 16)])
+@pytest.mark.parametrize("values", ["float16", "float32"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_kernel_matches_f_linear(rows, inp, out, values, bias):
+    """Any output count (partial last block), any input size, row counts across row groups, a
+    missing bias; weights that are float16 numbers are stored as float16, others as float32."""
+    g = torch.Generator().manual_seed(rows * out + inp)
+    x = torch.randn(rows, inp, generator=g)
+    w = torch.randn(out, inp, generator=g)
+    if values == "float16":
+        w = w.half().float()
+    b = torch.randn(out, generator=g) if bias else None
+    linear = PackedLinear()
+    assert linear.route(x, w, b) == "kernel"
+    with torch.no_grad():
+        have = linear(x, w, b)
+    want = F.linear(x, w, b)
+    assert have.shape == want.shape and have.dtype == want.dtype
+    assert _close(have, want)
+    assert linear.packed(w, "kernel").data.dtype == getattr(torch, values)
+    # [B, n, in] and a transposed (non-contiguous) view give the same
+    x3 = x.view(1, rows, inp).transpose(0, 1).contiguous().transpose(0, 1)
+    with torch.no_grad():
+        assert torch.equal(linear(x3, w, b).view(rows, out), have)
+
+
+@needs_kernel
+def test_kernel_bits_do_not_depend_on_rows_threads_or_storage():
+    """Each output is one accumulator over k in order: a row's result is the same bits alone
+    or among others, on 1 or 2 threads, from float16 or float32 storage of the same values."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(9, 256, generator=g)
+    w = torch.randn(300, 256, generator=g).half().float()
+    b = torch.randn(300, generator=g)
+    as16 = small_gemm.pack(w)
+    as32 = small_gemm.Packed(small_gemm.pack(w).data.float(), 300, 256)
+    assert as16.data.dtype == torch.float16
+    full = small_gemm.linear(x, as16, b)
+    assert torch.equal(small_gemm.linear(x, as32, b), full)
+    assert all(torch.equal(small_gemm.linear(x[i:i + 1], as16, b), full[i:i + 1])
+               for i in range(9))
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert torch.equal(small_gemm.linear(x, as16, b), full)
+    finally:
+        torch.set_num_threads(threads)
+    assert small_gemm.linear(x[:0], as16, b).shape == (0, 300)
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_routes(kernel):
+    """The rule, with and without the kernel: sizes and rows decide; float64, half, gradients
+    and PackedLinear(enabled=False) stay on F.linear."""
+    linear = PackedLinear(kernel=kernel)
+    k = kernel and small_gemm.available()
+    d = "onednn" if onednn_available() else "f_linear"
+    w = torch.zeros(1024, 256)
+    small = torch.zeros(128, 128)  # 16,384 elements: the kernel's smallest
+    tiny = torch.zeros(64, 128)
+    assert small.numel() == KERNEL_MIN_WEIGHT and w.numel() >= MIN_WEIGHT
+    x = lambda rows, inp=256: torch.zeros(rows, inp)  # noqa: E731
+    assert linear.route(x(1), w) == ("kernel" if k else "f_linear")  # 1 row, 1,024 outputs
+    assert linear.route(x(5), w) == ("kernel" if k else d)
+    assert linear.route(x(KERNEL_MAX_ROWS), w) == ("kernel" if k else d)
+    assert linear.route(x(KERNEL_MAX_ROWS + 1), w) == d
+    assert linear.route(x(5, 128), small) == ("kernel" if k else "f_linear")
+    assert linear.route(x(5, 128), tiny) == "f_linear"
+    assert linear.route(x(1), torch.zeros(WIDE, 256)) == ("kernel" if k else d)
+    assert linear.route(x(5).double(), w.double()) == "f_linear"
+    assert linear.route(x(5).half(), w.half()) == "f_linear"
+    assert linear.route(x(5), w.clone().requires_grad_()) == "f_linear"
+    with torch.no_grad():
+        assert linear.route(x(5), w.clone().requires_grad_()) != "f_linear"
+    assert PackedLinear(enabled=False).route(x(5), w) == "f_linear"
+
+
 @needs_onednn
 @pytest.mark.parametrize("shape,out", [((1, 1, 64), 16), ((2, 64), 16), ((1, 256), 1024),
                                        ((5, 1, 256), 768), ((3, 7, 128), 1536), ((2, 512), 512),
                                        ((40, 256), 1024), ((1, 128), WIDE), ((0, 512), 512)])
 @pytest.mark.parametrize("bias", [True, False])
-def test_float32_matches_f_linear(shape, out, bias):
+def test_onednn_float32_matches_f_linear(shape, out, bias):
+    """Without the kernel (PackedLinear(kernel=False), or where it cannot be built)."""
     g = torch.Generator().manual_seed(len(shape) * out)
     x = torch.randn(*shape, generator=g)
     w = torch.randn(out, shape[-1], generator=g)
     b = torch.randn(out, generator=g) if bias else None
-    linear = PackedLinear()
+    linear = PackedLinear(kernel=False)
     rows = x.numel() // x.size(-1)
     assert linear.uses_onednn(x, w) == (w.numel() >= MIN_WEIGHT and (rows >= 2 or out >= WIDE))
     with torch.no_grad():
@@ -45,12 +131,13 @@ def test_float32_matches_f_linear(shape, out, bias):
         assert _close(linear(xt, w, b), want)
 
 
-@needs_onednn
-def test_weight_changed_in_place_or_replaced_is_packed_again():
+@pytest.mark.parametrize("kernel", [True, False])
+def test_weight_changed_in_place_or_replaced_is_packed_again(kernel):
     layer = torch.nn.Linear(512, 384)
     x = torch.randn(4, 512)
-    linear = PackedLinear()
-    assert linear.uses_onednn(x, layer.weight.detach())
+    linear = PackedLinear(kernel=kernel)
+    if linear.route(x, layer.weight.detach()) == "f_linear":
+        pytest.skip("neither the kernel nor oneDNN here")
     with torch.no_grad():
         before = linear(x, layer.weight, layer.bias)
         layer.weight.mul_(-2.0)  # an optimiser step or a weight edit
@@ -67,41 +154,45 @@ def test_f_linear_bit_for_bit_where_the_rule_says_so():
                torch.randn(384, generator=g))
     linear = PackedLinear()
     assert torch.equal(linear(x.double(), w.double(), b.double()),
-                       F.linear(x.double(), w.double(), b.double()))  # no float64 on oneDNN
-    assert torch.equal(linear(x[:1], w, b), F.linear(x[:1], w, b))  # one row, narrow output
-    small = w[:128, :256]  # 32,768 elements: F.linear is faster at any row count
-    assert torch.equal(linear(x[:, :256], small), F.linear(x[:, :256], small))
+                       F.linear(x.double(), w.double(), b.double()))  # no float64 kernels
+    assert torch.equal(PackedLinear(kernel=False)(x[:1], w, b), F.linear(x[:1], w, b))
+    tiny = w[:64, :128]  # 8,192 elements: F.linear at any row count
+    assert torch.equal(linear(x[:, :128], tiny), F.linear(x[:, :128], tiny))
     assert torch.equal(PackedLinear(enabled=False)(x, w, b), F.linear(x, w, b))
     wg = w.clone().requires_grad_()
     y = linear(x, wg, b)  # recording gradients: F.linear, so backward works
     assert y.grad_fn is not None and torch.equal(y.detach(), F.linear(x, w, b))
 
 
-@needs_onednn
-def test_stacked_weights_one_matmul_where_onednn_else_one_call_each():
+@pytest.mark.parametrize("kernel", [True, False])
+def test_stacked_weights_one_matmul_where_packed_else_one_call_each(kernel):
     """q/k/v through one stacked 768x256 weight: float32 agreement with three F.linear calls;
-    exactly the separate calls where the stacked matmul would not take oneDNN; restacked when a
-    weight changes."""
+    exactly the separate calls where the stacked matmul would stay on F.linear; restacked when
+    a weight changes."""
     g = torch.Generator().manual_seed(3)
     ws = [torch.randn(256, 256, generator=g) for _ in range(3)]
     bs = [torch.randn(256, generator=g), None, torch.randn(256, generator=g)]  # a missing bias
-    linear = PackedLinear()
-    assert linear.uses_onednn(torch.zeros(5, 256), torch.cat(ws))  # 3 x 65,536 >= MIN_WEIGHT
-    assert not linear.uses_onednn(torch.zeros(5, 256), ws[0])  # alone, each would not
+    linear = PackedLinear(kernel=kernel)
+    route = linear.route(torch.zeros(5, 256), torch.cat(ws))
+    if route == "f_linear":
+        pytest.skip("neither the kernel nor oneDNN here")
+    if not kernel:  # 3 x 65,536 >= MIN_WEIGHT; alone, each would not take oneDNN
+        assert not linear.uses_onednn(torch.zeros(5, 256), ws[0])
     x = torch.randn(1, 5, 256, generator=g)
     with torch.no_grad():
         have = linear.stacked(x, ws, bs)
         assert [h.shape for h in have] == [(1, 5, 256)] * 3
         assert all(_close(h, F.linear(x, w, b)) for h, w, b in zip(have, ws, bs))
-        other = PackedLinear()
+        assert len(linear._stacked) == 1
+        other = PackedLinear(kernel=kernel)
         w64 = [w.double() for w in ws]
         other.stacked(x.double(), w64, [None] * 3)
         assert not other._stacked  # float64 (or GPU, half): no stacked copy is even built
-        for x1 in (x[:, :1], x.double()):  # one row, float64: F.linear per weight, bit for bit
-            w1 = [w.to(x1.dtype) for w in ws]
-            b1 = [None if b is None else b.to(x1.dtype) for b in bs]
-            assert all(torch.equal(h, F.linear(x1, w, b))
-                       for h, w, b in zip(linear.stacked(x1, w1, b1), w1, b1))
+        w1 = [w.double() for w in ws]
+        b1 = [None if b is None else b.double() for b in bs]
+        xd = x.double()  # F.linear per weight, bit for bit
+        assert all(torch.equal(h, F.linear(xd, w, b))
+                   for h, w, b in zip(linear.stacked(xd, w1, b1), w1, b1))
     wg = [w.clone().requires_grad_() for w in ws]
     ys = linear.stacked(x, wg, bs)  # recording gradients: F.linear per weight, so backward works
     assert all(y.grad_fn is not None and torch.equal(y.detach(), F.linear(x, w, b))
@@ -127,20 +218,23 @@ def _same(have, want):
     assert all(abs(a - b) < 1e-4 for (_, a), (_, b) in zip(have, want))
 
 
-@needs_onednn
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_float32_generation_with_packed_linears_equals_stock(seed):
-    """fp32 models whose feed-forward layers take oneDNN in verify passes and beam steps:
-    speculative greedy and the default beam search give stock's tokens, scores within 1e-4."""
+    """fp32 models whose linears take the kernel (or oneDNN where it cannot be built) in verify
+    passes, draft steps and beam steps: speculative greedy and the default beam search give
+    stock's tokens, scores within 1e-4."""
     target = translation_model(TASK, layers=2, dim=256, heads=4, ffn=1024, seed=seed,
                                dtype=torch.float32)
     draft = translation_model(TASK, layers=1, dim=128, heads=2, ffn=1024, seed=seed + 100,
                               dtype=torch.float32)
     fc1 = target.decoder.layers[0].fc1.weight
-    assert PackedLinear().uses_onednn(torch.zeros(2, 256), fc1.detach())
-    attn = target.decoder.layers[0].self_attn  # q/k/v stacked: 768 x 256 takes oneDNN too
+    packed = "kernel" if small_gemm.available() else "onednn"
+    if packed == "onednn" and not onednn_available():
+        pytest.skip("neither the kernel nor oneDNN here")
+    assert PackedLinear().route(torch.zeros(2, 256), fc1.detach()) == packed
+    attn = target.decoder.layers[0].self_attn  # q/k/v stacked: 768 x 256
     qkv = torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight]).detach()
-    assert PackedLinear().uses_onednn(torch.zeros(2, 256), qkv)
+    assert PackedLinear().route(torch.zeros(2, 256), qkv) == packed
     sample = source_batch(DICT, [7, 5, 9, 3, 6, 8], seed=seed)
     stock = SequenceGenerator([target], DICT, beam_size=1, max_len_b=20)
     spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=4,
@@ -154,3 +248,24 @@ def test_float32_generation_with_packed_linears_equals_stock(seed):
     off = FastSequenceGenerator([target], DICT, fast=FastDefaults(linear=False), beam_size=5,
                                 max_len_b=20)
     assert not off.model.lean[0].linear.enabled
+
+
+def test_kernel_that_cannot_be_built_is_a_warning_and_packed_linear_falls_back(tmp_path):
+    """No C compiler: one warning, available() is False, calls take oneDNN / F.linear."""
+    import subprocess
+    import sys
+    code = ("import logging, torch; logging.basicConfig(level=logging.INFO)\n"
+            "from fairseq_fast import small_gemm\n"
+            "from fairseq_fast.packed_linear import PackedLinear\n"
+            "assert not small_gemm.available()\n"
+            "r = PackedLinear().route(torch.zeros(5, 256), torch.zeros(1024, 256))\n"
+            "assert r != 'kernel', r\n"
+            "with torch.no_grad():\n"
+            "    y = PackedLinear()(torch.ones(5, 256), torch.ones(1024, 256))\n"
+            "assert float(y[0, 0]) == 256.0\n")
+    env = {**__import__("os").environ, "CC": str(tmp_path / "no-such-cc"),
+           "FAIRSEQ_FAST_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("small-matrix kernel unavailable") == 1
+    assert not list((tmp_path / "cache").glob("*.so"))

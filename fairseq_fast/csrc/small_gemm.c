@@ -1,0 +1,107 @@
+/* small_gemm.c: y[r, o] = sum_k x[r, k] * w[o, k] (+ b[o]) for a few rows (a decoder step).
+ *
+ * Built on first use by small_gemm.py with `cc -O3 -march=native -fopenmp` and called through
+ * ctypes. The weight is packed once (small_gemm.py) into blocks of BLOCK output features:
+ * p[block][k][j] = w[block * BLOCK + j][k], zero-padded past the last output; as float32, or as
+ * float16 when every weight is a float16 value (then the float32 products are the same numbers:
+ * float16 -> float32 is exact).
+ *
+ * Each output is one accumulator that adds x[r, k] * w[o, k] for k = 0, 1, ... in order with fused
+ * multiply-adds, then the bias: the same operations for any row count, thread count, instruction
+ * set and weight storage, so results never depend on how a call was split.
+ */
+#include <immintrin.h>
+#include <stdint.h>
+
+#if defined(__AVX512F__)
+#define LANES 16
+#define ROWS 6 /* 6 rows x 4 vectors = 24 accumulators + 4 weights + 1 broadcast <= 32 zmm */
+typedef __m512 vec;
+#define LOAD_F32(p) _mm512_loadu_ps(p)
+#define LOAD_F16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define SPLAT(v) _mm512_set1_ps(v)
+#define FMADD(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define ZERO() _mm512_setzero_ps()
+#define ADD(a, b) _mm512_add_ps(a, b)
+#define STORE(p, v) _mm512_storeu_ps(p, v)
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define LANES 8
+#define ROWS 2 /* 2 x 4 accumulators + 4 weights + 1 broadcast <= 16 ymm */
+typedef __m256 vec;
+#define LOAD_F32(p) _mm256_loadu_ps(p)
+#define LOAD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define SPLAT(v) _mm256_set1_ps(v)
+#define FMADD(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define ZERO() _mm256_setzero_ps()
+#define ADD(a, b) _mm256_add_ps(a, b)
+#define STORE(p, v) _mm256_storeu_ps(p, v)
+#else
+#error "small_gemm needs AVX-512 or AVX2 with FMA and F16C"
+#endif
+#define BLOCK (4 * LANES)
+
+int sg_block(void) { return BLOCK; }
+
+/* rows r0 .. r0 + nr - 1 of x times one packed block (outputs o0 .. o0 + BLOCK - 1) */
+#define DEFINE_BLOCK(NAME, WTYPE, LOAD)                                                        \
+  static inline __attribute__((always_inline)) void NAME(                                      \
+      const int nr, const float *x, int64_t K, const WTYPE *pb, const float *bias, float *y,   \
+      int64_t N, int64_t o0) {                                                                 \
+    vec acc[ROWS][4];                                                                          \
+    for (int r = 0; r < nr; r++)                                                               \
+      for (int j = 0; j < 4; j++) acc[r][j] = ZERO();                                          \
+    for (int64_t k = 0; k < K; k++) {                                                          \
+      const WTYPE *wk = pb + k * BLOCK;                                                        \
+      vec w0 = LOAD(wk), w1 = LOAD(wk + LANES), w2 = LOAD(wk + 2 * LANES),                     \
+          w3 = LOAD(wk + 3 * LANES);                                                           \
+      for (int r = 0; r < nr; r++) {                                                           \
+        vec xk = SPLAT(x[r * K + k]);                                                          \
+        acc[r][0] = FMADD(xk, w0, acc[r][0]);                                                  \
+        acc[r][1] = FMADD(xk, w1, acc[r][1]);                                                  \
+        acc[r][2] = FMADD(xk, w2, acc[r][2]);                                                  \
+        acc[r][3] = FMADD(xk, w3, acc[r][3]);                                                  \
+      }                                                                                        \
+    }                                                                                          \
+    int64_t n = N - o0 < BLOCK ? N - o0 : BLOCK;                                               \
+    for (int r = 0; r < nr; r++) {                                                             \
+      float *yr = y + r * N + o0;                                                              \
+      if (n == BLOCK) {                                                                        \
+        for (int j = 0; j < 4; j++)                                                            \
+          STORE(yr + j * LANES, bias ? ADD(acc[r][j], LOAD_F32(bias + o0 + j * LANES))         \
+                                     : acc[r][j]);                                             \
+      } else { /* the last, partial block */                                                   \
+        float tmp[BLOCK];                                                                      \
+        for (int j = 0; j < 4; j++) STORE(tmp + j * LANES, acc[r][j]);                         \
+        for (int64_t j = 0; j < n; j++) yr[j] = bias ? tmp[j] + bias[o0 + j] : tmp[j];         \
+      }                                                                                        \
+    }                                                                                          \
+  }
+
+/* y [R, N] = x [R, K] . w^T + bias; p packed as above; units of (block, row group) over threads */
+#define DEFINE_LINEAR(NAME, BLOCK_FN, WTYPE)                                                   \
+  void NAME(const float *x, int64_t R, int64_t K, const WTYPE *p, const float *bias, float *y, \
+            int64_t N, int threads) {                                                          \
+    int64_t blocks = (N + BLOCK - 1) / BLOCK, groups = (R + ROWS - 1) / ROWS;                  \
+    int64_t units = blocks * groups;                                                           \
+    _Pragma("omp parallel for schedule(static) num_threads(threads) if (threads > 1 && units > 1)") \
+    for (int64_t u = 0; u < units; u++) {                                                      \
+      int64_t b = u / groups, r0 = (u % groups) * ROWS;                                        \
+      int nr = R - r0 < ROWS ? (int)(R - r0) : ROWS;                                           \
+      const WTYPE *pb = p + b * K * BLOCK;                                                     \
+      const float *xr = x + r0 * K;                                                            \
+      float *yr = y + r0 * N;                                                                  \
+      switch (nr) { /* constant row counts: the accumulators stay in registers */              \
+        case 1: BLOCK_FN(1, xr, K, pb, bias, yr, N, b * BLOCK); break;                         \
+        case 2: BLOCK_FN(2, xr, K, pb, bias, yr, N, b * BLOCK); break;                         \
+        case 3: BLOCK_FN(3 <= ROWS ? 3 : 1, xr, K, pb, bias, yr, N, b * BLOCK); break;         \
+        case 4: BLOCK_FN(4 <= ROWS ? 4 : 1, xr, K, pb, bias, yr, N, b * BLOCK); break;         \
+        case 5: BLOCK_FN(5 <= ROWS ? 5 : 1, xr, K, pb, bias, yr, N, b * BLOCK); break;         \
+        default: BLOCK_FN(ROWS, xr, K, pb, bias, yr, N, b * BLOCK); break;                     \
+      }                                                                                        \
+    }                                                                                          \
+  }
+
+DEFINE_BLOCK(block_f32, float, LOAD_F32)
+DEFINE_BLOCK(block_f16, uint16_t, LOAD_F16)
+DEFINE_LINEAR(sg_linear_f32, block_f32, float)
+DEFINE_LINEAR(sg_linear_f16, block_f16, uint16_t)
