@@ -6,9 +6,11 @@
 torch's F.linear sends float32 CPU matmuls to MKL's sgemm, which for the few rows of a decoder
 step spends most of a call in set-up and in reading the weight. `route()` picks, per call:
 
-    "kernel"    small_gemm.py (session 10): weights of 2^14+ elements, at most 160 rows. Faster
-                than oneDNN and F.linear at every decoder weight shape measured (128 to 4,008
-                outputs, 1 to 160 rows; its docstring has figures). Weights packed once.
+    "kernel"    small_gemm.py (session 10): weights of 2^14+ elements, at most 160 rows. At 2
+                to 40 rows 1.3-7x faster than F.linear and 1.1-2.8x faster than oneDNN for
+                every decoder weight shape measured (128x128 to 4008x256); at one row the same
+                except 128x128 (at par with F.linear); at 160 rows at par with oneDNN (README
+                table from `benchmark_linear.py --kernels-only`). Weights packed once.
     "onednn"    torch's oneDNN ops on a weight reordered once into their blocked layout (session
                 8): where the kernel cannot be built, or past 160 rows; for weights of 2^17+
                 elements with 2+ rows or 2,048+ outputs (1.1-3.6x faster than F.linear there,

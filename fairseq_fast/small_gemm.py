@@ -6,12 +6,13 @@
 A decoder step multiplies a handful of rows (a verify window, beams, a batch) by each weight.
 There, MKL's sgemm (F.linear) and oneDNN (through torch's op) spend most of a call in per-call
 set-up and in reading the weight from memory: on the 2-core AMD EPYC this project is measured on,
-a 1024x256 weight times 5 rows took 146 us on F.linear, 53 us on oneDNN and 18 us here (weights
-cold in cache, as in a real step), and a whole demo-target verify pass went from 4.5 to 2.4 ms
-(session 10, `scripts/benchmark_linear.py --kernels-only`). The kernel (csrc/small_gemm.c) keeps
-each weight in blocks of 64 output features laid out k-major, so a step streams it once; with 6
-rows x 64 outputs in registers it is compute-bound from a few dozen rows on and still at par with
-oneDNN at 160 rows.
+a float32 1024x256 weight times 5 rows took 89 us on F.linear, 46 us on oneDNN and 27 us here
+(weights cold in cache, as in a real step; `scripts/benchmark_linear.py --kernels-only`, session
+10, whose README table has every decoder weight shape at 1 to 160 rows), and a demo-target
+verify pass of 5 tokens takes 2.3-2.9 ms (`benchmark.py`'s step-time line) where it took 6.2 ms
+on F.linear in session 7. The kernel (csrc/small_gemm.c) keeps each weight in blocks of 64
+output features laid out k-major, so a step streams it once; with 6 rows x 64 outputs in
+registers it is compute-bound from a few dozen rows on and at par with oneDNN at 160 rows.
 
 Weights whose values are all float16 numbers (checkpoints trained or stored in half precision,
 like the demo pair) are packed as float16 and widened in registers: half the memory traffic, the
