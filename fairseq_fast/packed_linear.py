@@ -94,9 +94,6 @@ class PackedLinear:
                            weight.requires_grad or (bias is not None and bias.requires_grad),
                            bias is None or bias.dtype == torch.float32)
 
-    def uses_onednn(self, x: Tensor, weight: Tensor) -> bool:
-        return self.route(x, weight) == "onednn"
-
     def _route(self, x: Tensor, weight: Tensor, numel: int, out: int, grad: bool,
                bias_ok: bool = True) -> str:
         """route() for a weight of `numel` elements and `out` outputs (several weights stacked:

@@ -119,7 +119,7 @@ def test_onednn_float32_matches_f_linear(shape, out, bias):
     b = torch.randn(out, generator=g) if bias else None
     linear = PackedLinear(kernel=False)
     rows = x.numel() // x.size(-1)
-    assert linear.uses_onednn(x, w) == (w.numel() >= MIN_WEIGHT and (rows >= 2 or out >= WIDE))
+    assert (linear.route(x, w) == "onednn") == (w.numel() >= MIN_WEIGHT and (rows >= 2 or out >= WIDE))
     with torch.no_grad():
         have = linear(x, w, b)
     want = F.linear(x, w, b)
@@ -177,7 +177,7 @@ def test_stacked_weights_one_matmul_where_packed_else_one_call_each(kernel):
     if route == "f_linear":
         pytest.skip("neither the kernel nor oneDNN here")
     if not kernel:  # 3 x 65,536 >= MIN_WEIGHT; alone, each would not take oneDNN
-        assert not linear.uses_onednn(torch.zeros(5, 256), ws[0])
+        assert linear.route(torch.zeros(5, 256), ws[0]) != "onednn"
     x = torch.randn(1, 5, 256, generator=g)
     with torch.no_grad():
         have = linear.stacked(x, ws, bs)

@@ -40,6 +40,20 @@ typedef __m256 vec;
 #endif
 #define BLOCK (4 * LANES)
 
+/* the last row group of a call, nr < ROWS rows, each count a constant for the compiler */
+#if ROWS == 6
+#define SMALLER_GROUP(FN, nr, ...)                                                             \
+  switch (nr) {                                                                                \
+    case 1: FN(1, __VA_ARGS__); break;                                                         \
+    case 2: FN(2, __VA_ARGS__); break;                                                         \
+    case 3: FN(3, __VA_ARGS__); break;                                                         \
+    case 4: FN(4, __VA_ARGS__); break;                                                         \
+    default: FN(5, __VA_ARGS__); break;                                                        \
+  }
+#else /* ROWS == 2 */
+#define SMALLER_GROUP(FN, nr, ...) FN(1, __VA_ARGS__)
+#endif
+
 int sg_block(void) { return BLOCK; }
 
 /* rows r0 .. r0 + nr - 1 of x times one packed block (outputs o0 .. o0 + BLOCK - 1) */
@@ -90,14 +104,10 @@ int sg_block(void) { return BLOCK; }
       const WTYPE *pb = p + b * K * BLOCK;                                                     \
       const float *xr = x + r0 * K;                                                            \
       float *yr = y + r0 * N;                                                                  \
-      switch (nr) { /* constant row counts: the accumulators stay in registers */              \
-        case 1: BLOCK_FN(1, xr, K, pb, bias, yr, N, b * BLOCK); break;                         \
-        case 2: BLOCK_FN(2, xr, K, pb, bias, yr, N, b * BLOCK); break;                         \
-        case 3: BLOCK_FN(3 <= ROWS ? 3 : 1, xr, K, pb, bias, yr, N, b * BLOCK); break;         \
-        case 4: BLOCK_FN(4 <= ROWS ? 4 : 1, xr, K, pb, bias, yr, N, b * BLOCK); break;         \
-        case 5: BLOCK_FN(5 <= ROWS ? 5 : 1, xr, K, pb, bias, yr, N, b * BLOCK); break;         \
-        default: BLOCK_FN(ROWS, xr, K, pb, bias, yr, N, b * BLOCK); break;                     \
-      }                                                                                        \
+      if (nr == ROWS) /* constant row counts: the accumulators stay in registers */         \
+        BLOCK_FN(ROWS, xr, K, pb, bias, yr, N, b * BLOCK);                                     \
+      else                                                                                     \
+        SMALLER_GROUP(BLOCK_FN, nr, xr, K, pb, bias, yr, N, b * BLOCK);                        \
     }                                                                                          \
   }
 
