@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from fairseq_fast import cpu_attention
 from fairseq_fast.decoder_state import DecoderState
 from fairseq_fast.errors import UserError
 from fairseq_fast.packed_linear import PackedLinear
@@ -105,12 +106,14 @@ class LeanDecoder:
         """vocab: sorted indices of the only tokens to score (a draft's shortlist, see
         draft_vocab.py); the others get logit -inf. None scores every token.
         packed: matmuls through packed_linear.py (the small-matrix kernel or oneDNN, on weights
-        packed once) where its rule says they are faster (False: F.linear everywhere,
-        --no-fast-linear)."""
+        packed once) where its rule says they are faster, and attention through
+        cpu_attention.py (float32 on CPU); False: torch's F.linear, matmul and softmax
+        everywhere (--no-fast-linear)."""
         check_supported(decoder)
         self.decoder = decoder
         self.vocab = vocab
         self.linear = PackedLinear(enabled=packed)
+        self.fused_attention = packed  # cpu_attention.py where usable (float32 on CPU)
         self._shortlist = (None, None)  # (weights' identity, (vocab, rows, bias))
         self.layers = list(decoder.layers)
         first = self.layers[0].self_attn
@@ -151,8 +154,10 @@ class LeanDecoder:
                                      capacity, cross_k, cross_v, cross_mask, dtype, device,
                                      group=group)
 
-    def _linear(self, module: nn.Linear, x: Tensor) -> Tensor:
-        return self.linear(x, module.weight, module.bias)
+    def _linear(self, module: nn.Linear, x: Tensor, residual: Optional[Tensor] = None,
+                relu: bool = False) -> Tensor:
+        """module(x) (+ residual) (relu): one kernel call where the kernel takes it"""
+        return self.linear(x, module.weight, module.bias, residual, relu)
 
     # -- forward ----------------------------------------------------------------------------
     def _positions(self, positions: Tensor) -> Optional[Tensor]:
@@ -200,23 +205,25 @@ class LeanDecoder:
         if dec.layernorm_embedding is not None:
             x = _layer_norm(dec.layernorm_embedding, x)
 
-        # self-attention mask over key slots [0, total): key t is visible to query (b, j)
-        # iff t <= positions[b, j]
-        if lo == hi:
+        # self-attention over key slots [0, total): key t is visible to query (b, j) iff
+        # t <= positions[b, j]; the attention kernel takes that rule as `start`, torch a mask
+        fused = self.fused_attention and cpu_attention.usable(x)
+        rows = None if lo == hi else torch.arange(bsz, device=tokens.device)[:, None]
+        if fused:
+            mask = start
+        elif lo == hi:
             mask = None if n == 1 else (
                 torch.arange(total, device=tokens.device)[None, :] > positions[0][:, None]
             )[None, None]
-            rows = None
         else:
             mask = (torch.arange(total, device=tokens.device)[None, None, :]
                     > positions[:, :, None])[:, None]  # [B, 1, n, total]
-            rows = torch.arange(bsz, device=tokens.device)[:, None]
 
         attn = None
         last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
             x, probs = self._layer(i, layer, x, state, rows, positions, lo, n, total, mask,
-                                   need_attn and i == last)
+                                   fused, need_attn and i == last)
             if probs is not None:
                 attn = probs.mean(dim=1)
 
@@ -245,7 +252,9 @@ class LeanDecoder:
         return logits.index_copy_(-1, vocab, scores)
 
     def _layer(self, i, layer, x, state: DecoderState, rows, positions, lo, n, total, mask,
-               need_attn: bool = False):
+               fused: bool, need_attn: bool = False):
+        """mask: the self-attention mask for _attend, or with `fused` the rows' start lengths
+        for cpu_attention.attend"""
         attn = layer.self_attn
         probs = None
         residual = x
@@ -263,14 +272,20 @@ class LeanDecoder:
         else:  # ragged rows: scatter row b's n inputs to its own slots
             cache_k[rows, :, positions] = k.transpose(1, 2)
             cache_v[rows, :, positions] = v.transpose(1, 2)
-        x = _attend(q, cache_k[:, :, :total], cache_v[:, :, :total], mask)
-        x = self._linear(attn.out_proj, x)
-        if layer.c_attn is not None:  # NormFormer head scales (fairseq applies them after out_proj)
-            b, t = x.shape[:2]
-            x = torch.einsum("bthd,h->bthd", x.view(b, t, layer.nh, layer.head_dim),
-                             layer.c_attn).reshape(b, t, -1)
-        x = _layer_norm(layer.attn_ln, x)
-        x = x + residual
+        if fused:
+            x = cpu_attention.attend(q, cache_k[:, :, :total], cache_v[:, :, :total], start=mask)
+        else:
+            x = _attend(q, cache_k[:, :, :total], cache_v[:, :, :total], mask)
+        if layer.c_attn is None and layer.attn_ln is None:
+            x = self._linear(attn.out_proj, x, residual)
+        else:
+            x = self._linear(attn.out_proj, x)
+            if layer.c_attn is not None:  # NormFormer head scales (applied after out_proj)
+                b, t = x.shape[:2]
+                x = torch.einsum("bthd,h->bthd", x.view(b, t, layer.nh, layer.head_dim),
+                                 layer.c_attn).reshape(b, t, -1)
+            x = _layer_norm(layer.attn_ln, x)
+            x = x + residual
         if not layer.normalize_before:
             x = _layer_norm(layer.self_attn_layer_norm, x)
 
@@ -280,23 +295,29 @@ class LeanDecoder:
             if layer.normalize_before:
                 x = _layer_norm(layer.encoder_attn_layer_norm, x)
             q = _heads(self._linear(cross.q_proj, x) * cross.scaling, cross.num_heads)
-            x = _attend(q, state.cross_k[i], state.cross_v[i], state.cross_mask, need_attn)
-            if need_attn:
-                x, probs = x
-            x = self._linear(cross.out_proj, x) + residual
+            if fused and not need_attn:
+                x = cpu_attention.attend(q, state.cross_k[i], state.cross_v[i],
+                                         pad=state.cross_mask)
+            else:
+                x = _attend(q, state.cross_k[i], state.cross_v[i], state.cross_mask, need_attn)
+                if need_attn:
+                    x, probs = x
+            x = self._linear(cross.out_proj, x, residual)
             if not layer.normalize_before:
                 x = _layer_norm(layer.encoder_attn_layer_norm, x)
 
         residual = x
         if layer.normalize_before:
             x = _layer_norm(layer.final_layer_norm, x)
-        x = layer.activation_fn(self._linear(layer.fc1, x))
+        if layer.activation_fn is F.relu:
+            x = self._linear(layer.fc1, x, relu=True)
+        else:
+            x = layer.activation_fn(self._linear(layer.fc1, x))
         if layer.ffn_layernorm is not None:
             x = _layer_norm(layer.ffn_layernorm, x)
-        x = self._linear(layer.fc2, x)
         if layer.w_resid is not None:
             residual = torch.mul(layer.w_resid, residual)
-        x = x + residual
+        x = self._linear(layer.fc2, x, residual)
         if not layer.normalize_before:
             x = _layer_norm(layer.final_layer_norm, x)
         return x, probs

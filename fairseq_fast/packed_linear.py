@@ -124,8 +124,17 @@ class PackedLinear:
             self._packed[key] = entry
         return entry[3]
 
-    def __call__(self, x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
-        return self._run(self.route(x, weight, bias), x, weight, bias)
+    def __call__(self, x: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
+                 residual: Optional[Tensor] = None, relu: bool = False) -> Tensor:
+        """F.linear(x, weight, bias), then + residual, then relu (each optional): on the kernel
+        route one call (the same bits), elsewhere torch's ops one after another."""
+        route = self.route(x, weight, bias)
+        if route == "kernel":
+            return small_gemm.linear(x, self.packed(weight, route), bias, residual, relu)
+        y = self._run(route, x, weight, bias)
+        if residual is not None:
+            y = y + residual
+        return F.relu(y) if relu else y
 
     def _run(self, route: str, x: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
         if route == "kernel":

@@ -44,7 +44,8 @@ from torch import Tensor
 
 logger = logging.getLogger("fairseq_fast")
 
-SOURCE = Path(__file__).with_name("csrc") / "small_gemm.c"
+CSRC = Path(__file__).with_name("csrc")
+SOURCES = (CSRC / "small_gemm.c", CSRC / "attention.c")  # one library; see also cpu_attention.py
 _lib = None
 _tried = False
 
@@ -76,13 +77,15 @@ def _build() -> ctypes.CDLL:
     cc = os.environ.get("CC", "cc")
     version = subprocess.run([cc, "--version"], capture_output=True, text=True,
                              check=True).stdout
-    key = hashlib.sha1(SOURCE.read_bytes() + version.encode() + _cpu_key().encode())
+    key = hashlib.sha1(b"".join(f.read_bytes() for f in SOURCES) + version.encode()
+                       + _cpu_key().encode())
     target = _cache_dir() / f"small_gemm-{key.hexdigest()[:16]}.so"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(f".{os.getpid()}.tmp")
         done = subprocess.run([cc, "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
-                               str(SOURCE), "-o", str(tmp)], capture_output=True, text=True)
+                               *map(str, SOURCES), "-o", str(tmp)],
+                              capture_output=True, text=True)
         if done.returncode != 0:
             tmp.unlink(missing_ok=True)
             first = (done.stderr.strip().splitlines() or ["?"])[0]
@@ -92,9 +95,12 @@ def _build() -> ctypes.CDLL:
     p, i64 = ctypes.c_void_p, ctypes.c_int64
     for name in ("sg_linear_f32", "sg_linear_f16"):
         fn = getattr(lib, name)
-        fn.argtypes = [p, i64, i64, p, p, p, i64, ctypes.c_int]
+        fn.argtypes = [p, i64, i64, p, p, p, i64, p, ctypes.c_int, ctypes.c_int]
         fn.restype = None
     lib.sg_block.restype = ctypes.c_int
+    lib.fa_attend_f32.argtypes = [p, i64, i64, i64, p, p, i64, i64, i64, p, i64, i64, i64, i64,
+                                  i64, i64, p, p, ctypes.c_int]
+    lib.fa_attend_f32.restype = None
     return lib
 
 
@@ -130,8 +136,10 @@ def pack(weight: Tensor) -> Packed:
     return Packed(data, out, inp)
 
 
-def linear(x: Tensor, packed: Packed, bias: Optional[Tensor] = None) -> Tensor:
-    """x [..., in] float32 on CPU -> [..., out] = x W^T + bias."""
+def linear(x: Tensor, packed: Packed, bias: Optional[Tensor] = None,
+           residual: Optional[Tensor] = None, relu: bool = False) -> Tensor:
+    """x [..., in] float32 on CPU -> [..., out] = x W^T + bias (+ residual [..., out])
+    (then relu): the same bits as those torch ops applied one after another."""
     x = x.contiguous()
     rows = x.numel() // packed.in_features
     y = x.new_empty(x.shape[:-1] + (packed.out_features,))
@@ -142,6 +150,10 @@ def linear(x: Tensor, packed: Packed, bias: Optional[Tensor] = None) -> Tensor:
     if bias is not None:
         bias = bias.detach().contiguous()
         bias_ptr = bias.data_ptr()
+    residual_ptr = None
+    if residual is not None:
+        residual = residual.detach().expand(y.shape).contiguous()
+        residual_ptr = residual.data_ptr()
     fn(x.data_ptr(), rows, packed.in_features, packed.data.data_ptr(), bias_ptr, y.data_ptr(),
-       packed.out_features, torch.get_num_threads())
+       packed.out_features, residual_ptr, int(relu), torch.get_num_threads())
     return y

@@ -56,6 +56,29 @@ def test_kernel_matches_f_linear(rows, inp, out, values, bias):
 
 
 @needs_kernel
+@pytest.mark.parametrize("rows,out", [(5, 256), (13, 200), (1, 1024)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_fused_residual_and_relu_are_the_bits_of_torch_ops_after_the_kernel(rows, out, bias):
+    """linear(x, w, b, residual, relu) = relu(linear(x, w, b) + residual) bit for bit, on the
+    kernel (full and partial output blocks) and on F.linear; a NaN stays NaN through relu."""
+    g = torch.Generator().manual_seed(rows + out)
+    x = torch.randn(2, rows, 256, generator=g)
+    w = torch.randn(out, 256, generator=g)
+    b = torch.randn(out, generator=g) if bias else None
+    r = torch.randn(2, rows, out, generator=g)
+    for linear in (PackedLinear(), PackedLinear(enabled=False)):
+        with torch.no_grad():
+            y = linear(x, w, b)
+            assert torch.equal(linear(x, w, b, residual=r), y + r)
+            assert torch.equal(linear(x, w, b, relu=True), F.relu(y))
+            assert torch.equal(linear(x, w, b, r, relu=True), F.relu(y + r))
+            assert bool((F.relu(y + r) == 0).any()) and bool((y + r < 0).any())
+            nan = r.clone()
+            nan[0, 0, 0] = float("nan")
+            assert bool(linear(x, w, b, nan, relu=True)[0, 0, 0].isnan())
+
+
+@needs_kernel
 def test_kernel_bits_do_not_depend_on_rows_threads_or_storage():
     """Each output is one accumulator over k in order: a row's result is the same bits alone
     or among others, on 1 or 2 threads, from float16 or float32 storage of the same values."""
@@ -240,6 +263,7 @@ def test_float32_generation_with_packed_linears_equals_stock(seed):
     spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=4,
                                         max_len_b=20)
     assert spec.target.linear.enabled and spec.proposer.lean.linear.enabled
+    assert spec.target.fused_attention and spec.proposer.lean.fused_attention
     _same(_hypos(spec, target, sample), _hypos(stock, target, sample))
     stock5 = SequenceGenerator([target], DICT, beam_size=5, max_len_b=20)
     fast5 = FastSequenceGenerator([target], DICT, fast=FastDefaults(), beam_size=5, max_len_b=20)
@@ -251,7 +275,8 @@ def test_float32_generation_with_packed_linears_equals_stock(seed):
 
 
 def test_kernel_that_cannot_be_built_is_a_warning_and_packed_linear_falls_back(tmp_path):
-    """No C compiler: one warning, available() is False, calls take oneDNN / F.linear."""
+    """No C compiler: one warning, available() is False, calls take oneDNN / F.linear (and
+    attention torch's ops)."""
     import subprocess
     import sys
     code = ("import logging, torch; logging.basicConfig(level=logging.INFO)\n"
@@ -262,7 +287,9 @@ def test_kernel_that_cannot_be_built_is_a_warning_and_packed_linear_falls_back(t
             "assert r != 'kernel', r\n"
             "with torch.no_grad():\n"
             "    y = PackedLinear()(torch.ones(5, 256), torch.ones(1024, 256))\n"
-            "assert float(y[0, 0]) == 256.0\n")
+            "assert float(y[0, 0]) == 256.0\n"
+            "from fairseq_fast import cpu_attention\n"
+            "assert not cpu_attention.usable(torch.zeros(1, 1, 1, 16))\n")
     env = {**__import__("os").environ, "CC": str(tmp_path / "no-such-cc"),
            "FAIRSEQ_FAST_CACHE": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)

@@ -9,6 +9,10 @@
  * Each output is one accumulator that adds x[r, k] * w[o, k] for k = 0, 1, ... in order with fused
  * multiply-adds, then the bias: the same operations for any row count, thread count, instruction
  * set and weight storage, so results never depend on how a call was split.
+ *
+ * Optional epilogue, in this order: + residual[r, o] (a [R, N] tensor), then relu. Each is the
+ * same float32 operation torch's add / relu would apply to the stored result, so fusing them
+ * changes no bit; it saves the decoder a tensor op per use.
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -24,6 +28,7 @@ typedef __m512 vec;
 #define ZERO() _mm512_setzero_ps()
 #define ADD(a, b) _mm512_add_ps(a, b)
 #define STORE(p, v) _mm512_storeu_ps(p, v)
+#define RELU(v) _mm512_max_ps(_mm512_setzero_ps(), v) /* NaN stays NaN (second operand) */
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #define LANES 8
 #define ROWS 2 /* 2 x 4 accumulators + 4 weights + 1 broadcast <= 16 ymm */
@@ -35,6 +40,7 @@ typedef __m256 vec;
 #define ZERO() _mm256_setzero_ps()
 #define ADD(a, b) _mm256_add_ps(a, b)
 #define STORE(p, v) _mm256_storeu_ps(p, v)
+#define RELU(v) _mm256_max_ps(_mm256_setzero_ps(), v) /* NaN stays NaN (second operand) */
 #else
 #error "small_gemm needs AVX-512 or AVX2 with FMA and F16C"
 #endif
@@ -60,7 +66,7 @@ int sg_block(void) { return BLOCK; }
 #define DEFINE_BLOCK(NAME, WTYPE, LOAD)                                                        \
   static inline __attribute__((always_inline)) void NAME(                                      \
       const int nr, const float *x, int64_t K, const WTYPE *pb, const float *bias, float *y,   \
-      int64_t N, int64_t o0) {                                                                 \
+      int64_t N, int64_t o0, const float *res, int relu) {                                     \
     vec acc[ROWS][4];                                                                          \
     for (int r = 0; r < nr; r++)                                                               \
       for (int j = 0; j < 4; j++) acc[r][j] = ZERO();                                          \
@@ -79,22 +85,30 @@ int sg_block(void) { return BLOCK; }
     int64_t n = N - o0 < BLOCK ? N - o0 : BLOCK;                                               \
     for (int r = 0; r < nr; r++) {                                                             \
       float *yr = y + r * N + o0;                                                              \
+      const float *rr = res ? res + r * N + o0 : 0;                                            \
       if (n == BLOCK) {                                                                        \
-        for (int j = 0; j < 4; j++)                                                            \
-          STORE(yr + j * LANES, bias ? ADD(acc[r][j], LOAD_F32(bias + o0 + j * LANES))         \
-                                     : acc[r][j]);                                             \
+        for (int j = 0; j < 4; j++) {                                                          \
+          vec v = bias ? ADD(acc[r][j], LOAD_F32(bias + o0 + j * LANES)) : acc[r][j];          \
+          if (rr) v = ADD(v, LOAD_F32(rr + j * LANES));                                        \
+          STORE(yr + j * LANES, relu ? RELU(v) : v);                                           \
+        }                                                                                      \
       } else { /* the last, partial block */                                                   \
         float tmp[BLOCK];                                                                      \
         for (int j = 0; j < 4; j++) STORE(tmp + j * LANES, acc[r][j]);                         \
-        for (int64_t j = 0; j < n; j++) yr[j] = bias ? tmp[j] + bias[o0 + j] : tmp[j];         \
+        for (int64_t j = 0; j < n; j++) {                                                      \
+          float v = bias ? tmp[j] + bias[o0 + j] : tmp[j];                                     \
+          if (rr) v += rr[j];                                                                  \
+          yr[j] = relu && v < 0.0f ? 0.0f : v;                                                 \
+        }                                                                                      \
       }                                                                                        \
     }                                                                                          \
   }
 
-/* y [R, N] = x [R, K] . w^T + bias; p packed as above; units of (block, row group) over threads */
+/* y [R, N] = x [R, K] . w^T + bias (+ res [R, N]) (relu); p packed as above; units of
+ * (block, row group) over threads */
 #define DEFINE_LINEAR(NAME, BLOCK_FN, WTYPE)                                                   \
   void NAME(const float *x, int64_t R, int64_t K, const WTYPE *p, const float *bias, float *y, \
-            int64_t N, int threads) {                                                          \
+            int64_t N, const float *res, int relu, int threads) {                              \
     int64_t blocks = (N + BLOCK - 1) / BLOCK, groups = (R + ROWS - 1) / ROWS;                  \
     int64_t units = blocks * groups;                                                           \
     _Pragma("omp parallel for schedule(static) num_threads(threads) if (threads > 1 && units > 1)") \
@@ -104,10 +118,11 @@ int sg_block(void) { return BLOCK; }
       const WTYPE *pb = p + b * K * BLOCK;                                                     \
       const float *xr = x + r0 * K;                                                            \
       float *yr = y + r0 * N;                                                                  \
+      const float *rr = res ? res + r0 * N : 0;                                                \
       if (nr == ROWS) /* constant row counts: the accumulators stay in registers */         \
-        BLOCK_FN(ROWS, xr, K, pb, bias, yr, N, b * BLOCK);                                     \
+        BLOCK_FN(ROWS, xr, K, pb, bias, yr, N, b * BLOCK, rr, relu);                           \
       else                                                                                     \
-        SMALLER_GROUP(BLOCK_FN, nr, xr, K, pb, bias, yr, N, b * BLOCK);                        \
+        SMALLER_GROUP(BLOCK_FN, nr, xr, K, pb, bias, yr, N, b * BLOCK, rr, relu);              \
     }                                                                                          \
   }
 

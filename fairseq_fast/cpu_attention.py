@@ -1,0 +1,60 @@
+"""Attention for decoder steps on CPU in one call: softmax(q k^T + mask) v over all rows and heads.
+
+    out = cpu_attention.attend(q, k, v, start=start)   # self-attention over a cache
+    out = cpu_attention.attend(q, k, v, pad=pad)       # encoder attention, source padding
+
+A decoder step attends with a few queries per row over a few dozen keys. In torch that is two
+batched matmuls, a masked fill, a softmax and the transposes around them, each a tiny op whose
+set-up costs more than its arithmetic (a [32, 5, 64] x [32, 64, 51] batched matmul: ~30 us on the
+2-core machine this project is measured on). csrc/attention.c does the whole thing in one pass per
+(row, head), built and loaded with the small-matrix kernel (small_gemm.py: same compiler, cache,
+FAIRSEQ_FAST_SMALL_GEMM=0 switch and fallback).
+
+Masks are described, not materialised: `start` [B] for causal self-attention over a cache (query
+j of row b sees keys t <= start[b] + j), `pad` [B / group, T] bool for source padding. Masked keys
+get probability 0, as with torch's masked_fill(-inf) + softmax. Float32 only; results differ from
+torch's in float32 rounding (summation order, exp), ~1e-7 relative.
+"""
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from fairseq_fast import small_gemm
+
+
+def usable(q: Tensor) -> bool:
+    """Whether attend() takes this query: float32 on CPU, no autograd, kernel built."""
+    return (q.dtype == torch.float32 and q.device.type == "cpu"
+            and not (torch.is_grad_enabled() and q.requires_grad) and small_gemm.available())
+
+
+def attend(q: Tensor, k: Tensor, v: Tensor, start: Optional[Tensor] = None,
+           pad: Optional[Tensor] = None) -> Tensor:
+    """q [B, H, n, D] (already scaled), k/v [B / g, H, T, D] with the same strides, shared by g
+    consecutive rows; start [B] int64 or pad [B / g, T] bool (True = masked) or neither.
+    Returns [B, n, H * D] float32."""
+    if not small_gemm.available():
+        raise RuntimeError("the attention kernel is not available (see usable())")
+    b, h, n, d = q.shape
+    group = b // k.size(0)
+    t = k.size(2)
+    if q.stride(3) != 1:
+        q = q.contiguous()
+    if k.stride(3) != 1 or k.stride() != v.stride():
+        k, v = k.contiguous(), v.contiguous()
+    out = q.new_empty(b, n, h * d)
+    if b * n == 0:
+        return out
+    start_ptr = pad_ptr = None
+    if start is not None:
+        start = start.contiguous()
+        start_ptr = start.data_ptr()
+    if pad is not None:
+        pad = pad.reshape(k.size(0), t).contiguous()
+        pad_ptr = pad.data_ptr()
+    small_gemm._lib.fa_attend_f32(
+        q.data_ptr(), q.stride(0), q.stride(1), q.stride(2), k.data_ptr(), v.data_ptr(),
+        k.stride(0), k.stride(1), k.stride(2), out.data_ptr(), b, h, n, d, t, group,
+        start_ptr, pad_ptr, torch.get_num_threads())
+    return out

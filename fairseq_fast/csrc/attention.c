@@ -1,0 +1,203 @@
+/* attention.c: softmax(q k^T + mask) v for a decoder step, one call for all rows and heads.
+ *
+ * Built with small_gemm.c into one library (small_gemm.py) and called through ctypes
+ * (cpu_attention.py). A decoder step attends with a few queries per row (a verify window, one
+ * token per beam) over a few dozen keys: torch spends most of such a call in per-op set-up
+ * (two batched matmuls, a masked fill, a softmax, the transposes between them); here one pass per
+ * (row, head) keeps the scores in a small buffer.
+ *
+ *   q     [B, H, n, D] float32, any strides with D contiguous (already scaled)
+ *   k, v  [B / group, H, T, D] float32, the same strides for both, D contiguous; row b reads
+ *         k[b / group] (a sentence's `group` beams share its encoder keys)
+ *   out   [B, n, H * D] float32, contiguous (the layout the output projection takes)
+ *   start [B] or NULL: causal limit, query j of row b sees keys t <= start[b] + j (and < T)
+ *   pad   [B / group, T] or NULL: nonzero = key masked (source padding)
+ *
+ * Numerics as torch's float32 path up to rounding: scores, minus their maximum, exp, divided by
+ * their sum, times v; masked keys get probability 0 (they are skipped). exp is a Cephes-style
+ * polynomial (<= 2 ulp on the range used, inputs <= 0), vectorised by the compiler.
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__AVX512F__)
+#define LANES 16
+typedef __m512 vec;
+#define LOAD(p) _mm512_loadu_ps(p)
+#define STORE(p, v) _mm512_storeu_ps(p, v)
+#define SPLAT(x) _mm512_set1_ps(x)
+#define FMADD(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define ZERO() _mm512_setzero_ps()
+#define HSUM(v) _mm512_reduce_add_ps(v)
+#elif defined(__AVX2__) && defined(__FMA__)
+#define LANES 8
+typedef __m256 vec;
+#define LOAD(p) _mm256_loadu_ps(p)
+#define STORE(p, v) _mm256_storeu_ps(p, v)
+#define SPLAT(x) _mm256_set1_ps(x)
+#define FMADD(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define ZERO() _mm256_setzero_ps()
+static inline float hsum256(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+#define HSUM(v) hsum256(v)
+#else
+#error "attention.c needs AVX-512 or AVX2 with FMA"
+#endif
+
+static inline float exp_nonpositive(float x) {
+  /* exp(x) for x <= 0; 0 below -87 (torch would give a denormal there: < 2e-38) */
+  const float c = x < -87.0f ? -87.0f : x;
+  const float n = floorf(c * 1.44269504088896341f + 0.5f);
+  const float r = c - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  union { int32_t i; float f; } scale;
+  scale.i = ((int32_t)n + 127) << 23;
+  return x < -87.0f ? 0.0f : p * scale.f;
+}
+
+/* s[t] = q . k[t] for t < limit (masked: -inf); returns the maximum. D = NV * LANES: four keys
+ * at a time, each with its own accumulator over D; generic D: a scalar loop. */
+#define DEFINE_SCORES(NV)                                                                      \
+  static float scores_##NV(const float *q, const float *k, int64_t kt, int64_t limit,       \
+                           const uint8_t *pad, float *s) {                                    \
+    vec qv[NV];                                                                               \
+    for (int i = 0; i < NV; i++) qv[i] = LOAD(q + i * LANES);                                 \
+    int64_t t = 0;                                                                            \
+    for (; t + 4 <= limit; t += 4) {                                                          \
+      const float *k0 = k + t * kt;                                                           \
+      vec a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();                                 \
+      for (int i = 0; i < NV; i++) {                                                          \
+        a0 = FMADD(qv[i], LOAD(k0 + i * LANES), a0);                                          \
+        a1 = FMADD(qv[i], LOAD(k0 + kt + i * LANES), a1);                                     \
+        a2 = FMADD(qv[i], LOAD(k0 + 2 * kt + i * LANES), a2);                                 \
+        a3 = FMADD(qv[i], LOAD(k0 + 3 * kt + i * LANES), a3);                                 \
+      }                                                                                       \
+      s[t] = HSUM(a0);                                                                        \
+      s[t + 1] = HSUM(a1);                                                                    \
+      s[t + 2] = HSUM(a2);                                                                    \
+      s[t + 3] = HSUM(a3);                                                                    \
+    }                                                                                         \
+    for (; t < limit; t++) {                                                                  \
+      vec a = ZERO();                                                                         \
+      for (int i = 0; i < NV; i++) a = FMADD(qv[i], LOAD(k + t * kt + i * LANES), a);         \
+      s[t] = HSUM(a);                                                                         \
+    }                                                                                         \
+    return mask_and_max(s, limit, pad);                                                       \
+  }
+
+static inline float mask_and_max(float *s, int64_t limit, const uint8_t *pad) {
+  float max = -INFINITY;
+  for (int64_t t = 0; t < limit; t++) {
+    if (pad && pad[t]) s[t] = -INFINITY;
+    max = s[t] > max ? s[t] : max;
+  }
+  return max;
+}
+
+DEFINE_SCORES(1)
+DEFINE_SCORES(2)
+DEFINE_SCORES(4)
+DEFINE_SCORES(8)
+
+static float scores_any(const float *q, int64_t D, const float *k, int64_t kt, int64_t limit,
+                        const uint8_t *pad, float *s) {
+  for (int64_t t = 0; t < limit; t++) {
+    float acc = 0.0f;
+    for (int64_t d = 0; d < D; d++) acc += q[d] * k[t * kt + d];
+    s[t] = acc;
+  }
+  return mask_and_max(s, limit, pad);
+}
+
+/* o = sum_t p[t] v[t] with D = NV * LANES outputs in registers; generic D: scalar loop */
+#define DEFINE_WEIGHTED_SUM(NV)                                                                \
+  static void weighted_sum_##NV(const float *p, const float *v, int64_t kt, int64_t limit,   \
+                                float *o) {                                                   \
+    vec acc[NV];                                                                              \
+    for (int i = 0; i < NV; i++) acc[i] = ZERO();                                             \
+    for (int64_t t = 0; t < limit; t++) {                                                     \
+      const vec w = SPLAT(p[t]);                                                              \
+      for (int i = 0; i < NV; i++) acc[i] = FMADD(w, LOAD(v + t * kt + i * LANES), acc[i]);   \
+    }                                                                                         \
+    for (int i = 0; i < NV; i++) STORE(o + i * LANES, acc[i]);                                \
+  }
+
+DEFINE_WEIGHTED_SUM(1)
+DEFINE_WEIGHTED_SUM(2)
+DEFINE_WEIGHTED_SUM(4)
+DEFINE_WEIGHTED_SUM(8)
+
+static void weighted_sum_any(const float *p, int64_t D, const float *v, int64_t kt,
+                             int64_t limit, float *o) {
+  memset(o, 0, D * sizeof(float));
+  for (int64_t t = 0; t < limit; t++)
+    for (int64_t d = 0; d < D; d++) o[d] += p[t] * v[t * kt + d];
+}
+
+static void attend_one(const float *q, int64_t qn, const float *k, const float *v, int64_t kt,
+                       float *out, int64_t out_n, int64_t n, int64_t D, int64_t T,
+                       int64_t first_limit, const uint8_t *pad, float *s) {
+  const int64_t nv = D % LANES == 0 ? D / LANES : 0;
+  for (int64_t j = 0; j < n; j++) {
+    const float *qj = q + j * qn;
+    float *o = out + j * out_n;
+    const int64_t limit = first_limit + j < T ? first_limit + j : T;
+    float max;
+    switch (nv) {
+      case 1: max = scores_1(qj, k, kt, limit, pad, s); break;
+      case 2: max = scores_2(qj, k, kt, limit, pad, s); break;
+      case 4: max = scores_4(qj, k, kt, limit, pad, s); break;
+      case 8: max = scores_8(qj, k, kt, limit, pad, s); break;
+      default: max = scores_any(qj, D, k, kt, limit, pad, s);
+    }
+    if (max == -INFINITY) { /* every key masked: torch's softmax gives NaN */
+      for (int64_t d = 0; d < D; d++) o[d] = NAN;
+      continue;
+    }
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t t = 0; t < limit; t++) {
+      const float e = exp_nonpositive(s[t] - max);
+      s[t] = e;
+      sum += e;
+    }
+    const float inv = 1.0f / sum;
+#pragma omp simd
+    for (int64_t t = 0; t < limit; t++) s[t] *= inv;
+    switch (nv) {
+      case 1: weighted_sum_1(s, v, kt, limit, o); break;
+      case 2: weighted_sum_2(s, v, kt, limit, o); break;
+      case 4: weighted_sum_4(s, v, kt, limit, o); break;
+      case 8: weighted_sum_8(s, v, kt, limit, o); break;
+      default: weighted_sum_any(s, D, v, kt, limit, o);
+    }
+  }
+}
+
+void fa_attend_f32(const float *q, int64_t qb, int64_t qh, int64_t qn, const float *k,
+                   const float *v, int64_t kb, int64_t kh, int64_t kt, float *out, int64_t B,
+                   int64_t H, int64_t n, int64_t D, int64_t T, int64_t group,
+                   const int64_t *start, const uint8_t *pad, int threads) {
+  const int64_t units = B * H;
+  const int64_t work = units * n * T * D;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && units > 1 && work >= (1 << 16))
+  for (int64_t u = 0; u < units; u++) {
+    const int64_t b = u / H, h = u % H, src = b / group;
+    float s[T > 0 ? T : 1];
+    attend_one(q + b * qb + h * qh, qn, k + src * kb + h * kh, v + src * kb + h * kh, kt,
+               out + b * n * H * D + h * D, H * D, n, D, T, start ? start[b] + 1 : T,
+               pad ? pad + src * T : NULL, s);
+  }
+}

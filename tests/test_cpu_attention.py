@@ -1,0 +1,138 @@
+"""cpu_attention.py (csrc/attention.c): one-call decoder attention agrees with torch's
+matmul / masked_fill / softmax path (lean_decoder._attend) to float32 rounding for every mask the
+decoder uses, and the lean decoder takes it exactly where it should (float32 on CPU, not with
+--no-fast-linear, not when the last layer's attention weights are wanted). The float64 equality
+tests cannot see this path (float32 only); test_packed_linear.py's float32 generation test runs
+it end to end against stock."""
+import pytest
+import torch
+
+from fairseq_fast import cpu_attention, small_gemm
+from fairseq_fast.lean_decoder import LeanDecoder, _attend
+from model_factory import DummyTask, make_dictionary, source_batch, translation_model
+
+needs_kernel = pytest.mark.skipif(not small_gemm.available(),
+                                  reason="kernels not buildable here")
+
+
+def _close(a, b, tol=1e-5):
+    assert a.shape == b.shape
+    return bool(((a - b).abs().max() / b.abs().max().clamp(min=1.0)) < tol)
+
+
+def _qkv(rows, heads, n, dim, keys, group=1, spare=7, seed=0):
+    """q as _heads() makes it (a transposed view), k/v as slices of a larger cache."""
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(rows, n, heads, dim, generator=g).transpose(1, 2)
+    k = torch.randn(rows // group, heads, keys + spare, dim, generator=g)[:, :, :keys]
+    v = torch.randn(rows // group, heads, keys + spare, dim, generator=g)[:, :, :keys]
+    return q, k, v
+
+
+# head dims: vector paths (multiples of 16 / 8 lanes) and the scalar one (24, 20)
+SHAPES = [(1, 4, 5, 64, 25), (8, 4, 5, 64, 51), (3, 2, 3, 32, 7), (2, 2, 3, 24, 9),
+          (2, 1, 2, 128, 33), (5, 8, 1, 16, 3), (4, 3, 4, 20, 130), (6, 4, 1, 64, 1)]
+
+
+@needs_kernel
+@pytest.mark.parametrize("rows,heads,n,dim,keys", SHAPES)
+def test_self_attention_with_ragged_starts_matches_torch(rows, heads, n, dim, keys):
+    """Query j of row b sees keys t <= start[b] + j: rows at different lengths, a verify window
+    of n queries, the longest row using every key."""
+    q, k, v = _qkv(rows, heads, n, dim, keys, seed=rows * keys)
+    start = torch.randint(0, max(keys - n, 0) + 1, (rows,), generator=torch.Generator()
+                          .manual_seed(dim))
+    start[0] = max(keys - n, 0)
+    positions = start[:, None] + torch.arange(n)[None, :]
+    mask = (torch.arange(keys)[None, None, :] > positions[:, :, None])[:, None]
+    want = _attend(q, k, v, mask)
+    assert _close(cpu_attention.attend(q, k, v, start=start), want)
+    if n == 1 and bool((start == keys - 1).all()):
+        assert _close(cpu_attention.attend(q, k, v), want)  # no mask: every key
+
+
+@needs_kernel
+@pytest.mark.parametrize("rows,heads,n,dim,keys", SHAPES)
+@pytest.mark.parametrize("group", [1, 2])
+def test_encoder_attention_with_padding_and_shared_beams_matches_torch(rows, heads, n, dim,
+                                                                       keys, group):
+    """Source padding (left-padded, as fairseq batches sources) and a sentence's keys shared by
+    `group` consecutive rows (its beams), without copying them."""
+    rows *= group
+    q, k, v = _qkv(rows, heads, n, dim, keys, group, seed=keys + group)
+    pad = torch.zeros(rows // group, keys, dtype=torch.bool)
+    pad[0, :keys // 3] = True
+    want = _attend(q, k, v, pad[:, None, None, :])
+    assert _close(cpu_attention.attend(q, k, v, pad=pad[:, None, None, :]), want)
+    assert _close(cpu_attention.attend(q, k, v), _attend(q, k, v, None))
+
+
+@needs_kernel
+def test_masked_keys_get_no_weight_and_all_masked_gives_nan_as_torch():
+    q, k, v = _qkv(2, 2, 1, 32, 6)
+    v[:, :, :2] = 1e30  # masked values must not leak even at probability ~0
+    pad = torch.zeros(2, 6, dtype=torch.bool)
+    pad[:, :2] = True
+    out = cpu_attention.attend(q, k, v, pad=pad)
+    assert bool(out.abs().max() < 1e3)
+    assert _close(out, _attend(q, k, v, pad[:, None, None, :]))
+    pad[1] = True
+    out = cpu_attention.attend(q, k, v, pad=pad)
+    assert bool(out[1].isnan().all()) and bool(_attend(q, k, v, pad[:, None, None, :])[1]
+                                               .isnan().all())
+    assert not bool(out[0].isnan().any())
+
+
+@needs_kernel
+def test_large_scores_are_stable():
+    """Scores in the hundreds (softmax saturates): the max is subtracted before exp."""
+    q, k, v = _qkv(1, 2, 2, 64, 20)
+    q = q * 40
+    assert _close(cpu_attention.attend(q, k, v), _attend(q, k, v, None))
+
+
+def test_usable_only_for_float32_cpu_without_grad():
+    q = torch.zeros(1, 1, 1, 16)
+    assert cpu_attention.usable(q) == small_gemm.available()
+    assert not cpu_attention.usable(q.double())
+    with torch.enable_grad():
+        assert not cpu_attention.usable(q.clone().requires_grad_())
+
+
+DICT = make_dictionary(24)
+TASK = DummyTask(DICT, DICT)
+
+
+@needs_kernel
+@pytest.mark.parametrize("need_attn", [False, True])
+def test_lean_decoder_takes_the_kernel_in_float32_and_agrees(monkeypatch, need_attn):
+    """Ragged rows (a verify window at different lengths) through a float32 decoder: the kernel
+    is called for self- and encoder attention (not for the last layer's encoder attention when
+    its weights are wanted), logits agree with the torch path, and packed=False never calls it."""
+    model = translation_model(TASK, layers=2, dim=64, heads=4, ffn=128, seed=3,
+                              dtype=torch.float32)
+    sample = source_batch(DICT, [7, 5, 9], seed=1)
+    calls = []
+    real = cpu_attention.attend
+    monkeypatch.setattr(cpu_attention, "attend",
+                        lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    results = {}
+    for fused in (True, False):
+        lean = LeanDecoder(model.decoder)
+        lean.fused_attention = fused
+        with torch.no_grad():
+            enc = model.encoder.forward_torchscript(sample["net_input"])
+            state = lean.init_state(enc, 3, 16, torch.float32, torch.device("cpu"))
+            tokens = torch.randint(4, 24, (3, 8), generator=torch.Generator().manual_seed(0))
+            lean.forward(state, tokens[:, :4])
+            state.rollback_to(torch.tensor([4, 2, 3]))  # ragged: rows at 4, 2, 3 inputs
+            results[fused] = lean.forward(state, tokens[:, 4:7], need_attn=need_attn)
+        if fused:
+            assert len(calls) == 2 * 2 * 2 - (1 if need_attn else 0)
+            calls.clear()
+    assert calls == []
+    if need_attn:
+        assert _close(results[True][1], results[False][1])
+        results = {f: r[0] for f, r in results.items()}
+    assert _close(results[True], results[False])
+    assert LeanDecoder(model.decoder, packed=False).fused_attention is False
