@@ -61,11 +61,11 @@ class FastGenerationConfig(FairseqDataclass):
                 "encoder K/V once per source sentence, minimal beam reorders); implies "
                 "--no-fast-prefill"})
     no_fast_linear: bool = field(default=False, metadata={
-        "help": "the plugin's decoders (fast cache, speculative, BiLD) multiply with torch's "
-                "F.linear (MKL on x86) everywhere, instead of the plugin's small-matrix kernel "
-                "(built on first use with the C compiler) or oneDNN on weights packed once "
-                "(float32 on CPU, weights of 16k+ elements; results differ from F.linear's in "
-                "float32 rounding only)"})
+        "help": "the plugin's decoders (fast cache, speculative, BiLD) use torch's own ops "
+                "everywhere: F.linear (MKL on x86) instead of the plugin's small-matrix kernel "
+                "(built on first use with the C compiler) or oneDNN on weights packed once, "
+                "and matmul/softmax instead of its one-call attention kernel (float32 on CPU; "
+                "results differ from torch's in float32 rounding only)"})
     no_fast_ngram: bool = field(default=False, metadata={
         "help": "fairseq's own --no-repeat-ngram-size blocker instead of the plugin's "
                 "vectorised one (fairseq's CPU path blocks nothing: fairseq issue #5206)"})
