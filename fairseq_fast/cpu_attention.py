@@ -54,7 +54,7 @@ def attend(q: Tensor, k: Tensor, v: Tensor, start: Optional[Tensor] = None,
         pad = pad.reshape(k.size(0), t).contiguous()
         pad_ptr = pad.data_ptr()
     small_gemm._lib.fa_attend_f32(
-        q.data_ptr(), q.stride(0), q.stride(1), q.stride(2), k.data_ptr(), v.data_ptr(),
+        q.data_ptr(), q.stride(0), q.stride(1), q.stride(2), 1.0, k.data_ptr(), v.data_ptr(),
         k.stride(0), k.stride(1), k.stride(2), out.data_ptr(), b, h, n, d, t, group,
         start_ptr, pad_ptr, torch.get_num_threads())
     return out

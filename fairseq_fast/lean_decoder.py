@@ -26,6 +26,7 @@ from torch import Tensor, nn
 from fairseq_fast import cpu_attention
 from fairseq_fast.decoder_state import DecoderState
 from fairseq_fast.errors import UserError
+from fairseq_fast.fused_layer import FusedLayers
 from fairseq_fast.packed_linear import PackedLinear
 
 
@@ -114,6 +115,8 @@ class LeanDecoder:
         self.vocab = vocab
         self.linear = PackedLinear(enabled=packed)
         self.fused_attention = packed  # cpu_attention.py where usable (float32 on CPU)
+        # whole layers in one C call (fused_layer.py) where every layer is of the plain kind
+        self.fused_layers = FusedLayers.build(list(decoder.layers), self.linear) if packed else None
         self._shortlist = (None, None)  # (weights' identity, (vocab, rows, bias))
         self.layers = list(decoder.layers)
         first = self.layers[0].self_attn
@@ -221,11 +224,16 @@ class LeanDecoder:
 
         attn = None
         last = len(self.layers) - 1
-        for i, layer in enumerate(self.layers):
-            x, probs = self._layer(i, layer, x, state, rows, positions, lo, n, total, mask,
-                                   fused, need_attn and i == last)
-            if probs is not None:
-                attn = probs.mean(dim=1)
+        if (self.fused_layers is not None and not need_attn
+                and self.fused_layers.usable(x, bsz * n)):
+            x = x.contiguous()  # a fresh tensor of ours: the layers update it in place
+            self.fused_layers.run(x, state, start, total)
+        else:
+            for i, layer in enumerate(self.layers):
+                x, probs = self._layer(i, layer, x, state, rows, positions, lo, n, total, mask,
+                                       fused, need_attn and i == last)
+                if probs is not None:
+                    attn = probs.mean(dim=1)
 
         if dec.layer_norm is not None:
             x = _layer_norm(dec.layer_norm, x)

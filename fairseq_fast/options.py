@@ -64,8 +64,9 @@ class FastGenerationConfig(FairseqDataclass):
         "help": "the plugin's decoders (fast cache, speculative, BiLD) use torch's own ops "
                 "everywhere: F.linear (MKL on x86) instead of the plugin's small-matrix kernel "
                 "(built on first use with the C compiler) or oneDNN on weights packed once, "
-                "and matmul/softmax instead of its one-call attention kernel (float32 on CPU; "
-                "results differ from torch's in float32 rounding only)"})
+                "matmul/softmax instead of its one-call attention kernel, and layer by layer "
+                "in Python instead of one C call per decoder layer (float32 on CPU; results "
+                "differ from torch's in float32 rounding only)"})
     no_fast_ngram: bool = field(default=False, metadata={
         "help": "fairseq's own --no-repeat-ngram-size blocker instead of the plugin's "
                 "vectorised one (fairseq's CPU path blocks nothing: fairseq issue #5206)"})

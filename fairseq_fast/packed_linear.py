@@ -159,6 +159,14 @@ class PackedLinear:
             all(b is None or b.dtype == torch.float32 for b in biases))
         if route == "f_linear":
             return [self(x, w, b) for w, b in zip(weights, biases)]  # the stack is not built
+        weight, bias = self.stack(weights, biases)
+        y = self._run(route, x, weight, bias)
+        return list(y.split([w.size(0) for w in weights], dim=-1))
+
+    def stack(self, weights: Sequence[Tensor],
+              biases: Sequence[Optional[Tensor]]) -> Tuple[Tensor, Optional[Tensor]]:
+        """The weights concatenated along the outputs, and their biases (zeros for a missing
+        one; None if all are missing): built once, rebuilt when a part has changed."""
         key = tuple(id(w) for w in weights)
         parts = [(t, t.data_ptr(), t._version) for t in (*weights, *biases) if t is not None]
         entry = self._stacked.get(key)
@@ -173,6 +181,4 @@ class PackedLinear:
                                   for w, b in zip(weights, biases)])
             entry = (parts, weight, bias)
             self._stacked[key] = entry
-        _, weight, bias = entry
-        y = self._run(route, x, weight, bias)
-        return list(y.split([w.size(0) for w in weights], dim=-1))
+        return entry[1], entry[2]

@@ -45,7 +45,8 @@ from torch import Tensor
 logger = logging.getLogger("fairseq_fast")
 
 CSRC = Path(__file__).with_name("csrc")
-SOURCES = (CSRC / "small_gemm.c", CSRC / "attention.c")  # one library; see also cpu_attention.py
+# one library; the other two are used by cpu_attention.py and fused_layer.py
+SOURCES = (CSRC / "small_gemm.c", CSRC / "attention.c", CSRC / "decoder_layer.c")
 _lib = None
 _tried = False
 
@@ -98,9 +99,12 @@ def _build() -> ctypes.CDLL:
         fn.argtypes = [p, i64, i64, p, p, p, i64, p, ctypes.c_int, ctypes.c_int]
         fn.restype = None
     lib.sg_block.restype = ctypes.c_int
-    lib.fa_attend_f32.argtypes = [p, i64, i64, i64, p, p, i64, i64, i64, p, i64, i64, i64, i64,
-                                  i64, i64, p, p, ctypes.c_int]
+    lib.fa_attend_f32.argtypes = [p, i64, i64, i64, ctypes.c_float, p, p, i64, i64, i64, p,
+                                  i64, i64, i64, i64, i64, i64, p, p, ctypes.c_int]
     lib.fa_attend_f32.restype = None
+    lib.dl_layer_f32.argtypes = [p, p, i64, i64, p, p, i64, i64, i64, p, i64, p, p, i64, i64,
+                                 i64, i64, i64, p, p, ctypes.c_int]
+    lib.dl_layer_f32.restype = None
     return lib
 
 

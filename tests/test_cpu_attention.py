@@ -119,6 +119,7 @@ def test_lean_decoder_takes_the_kernel_in_float32_and_agrees(monkeypatch, need_a
     results = {}
     for fused in (True, False):
         lean = LeanDecoder(model.decoder)
+        lean.fused_layers = None  # the Python layer path (fused_layer.py: test_fused_layer.py)
         lean.fused_attention = fused
         with torch.no_grad():
             enc = model.encoder.forward_torchscript(sample["net_input"])

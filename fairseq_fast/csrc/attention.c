@@ -6,7 +6,8 @@
  * (two batched matmuls, a masked fill, a softmax, the transposes between them); here one pass per
  * (row, head) keeps the scores in a small buffer.
  *
- *   q     [B, H, n, D] float32, any strides with D contiguous (already scaled)
+ *   q     [B, H, n, D] float32, any strides with D contiguous; multiplied by `scale` first
+ *         (rounded as torch's q * scaling; 1 when q is already scaled)
  *   k, v  [B / group, H, T, D] float32, the same strides for both, D contiguous; row b reads
  *         k[b / group] (a sentence's `group` beams share its encoder keys)
  *   out   [B, n, H * D] float32, contiguous (the layout the output projection takes)
@@ -146,12 +147,13 @@ static void weighted_sum_any(const float *p, int64_t D, const float *v, int64_t 
     for (int64_t d = 0; d < D; d++) o[d] += p[t] * v[t * kt + d];
 }
 
-static void attend_one(const float *q, int64_t qn, const float *k, const float *v, int64_t kt,
-                       float *out, int64_t out_n, int64_t n, int64_t D, int64_t T,
+static void attend_one(const float *q, int64_t qn, float scale, const float *k, const float *v,
+                       int64_t kt, float *out, int64_t out_n, int64_t n, int64_t D, int64_t T,
                        int64_t first_limit, const uint8_t *pad, float *s) {
   const int64_t nv = D % LANES == 0 ? D / LANES : 0;
+  float qj[D];
   for (int64_t j = 0; j < n; j++) {
-    const float *qj = q + j * qn;
+    for (int64_t d = 0; d < D; d++) qj[d] = q[j * qn + d] * scale; /* as torch's q * scaling */
     float *o = out + j * out_n;
     const int64_t limit = first_limit + j < T ? first_limit + j : T;
     float max;
@@ -186,18 +188,19 @@ static void attend_one(const float *q, int64_t qn, const float *k, const float *
   }
 }
 
-void fa_attend_f32(const float *q, int64_t qb, int64_t qh, int64_t qn, const float *k,
-                   const float *v, int64_t kb, int64_t kh, int64_t kt, float *out, int64_t B,
-                   int64_t H, int64_t n, int64_t D, int64_t T, int64_t group,
-                   const int64_t *start, const uint8_t *pad, int threads) {
+void fa_attend_f32(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
+                   const float *k, const float *v, int64_t kb, int64_t kh, int64_t kt,
+                   float *out, int64_t B, int64_t H, int64_t n, int64_t D, int64_t T,
+                   int64_t group, const int64_t *start, const uint8_t *pad, int threads) {
   const int64_t units = B * H;
   const int64_t work = units * n * T * D;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && units > 1 && work >= (1 << 16))
+#pragma omp parallel for schedule(static) num_threads(threads) \
+    if (threads > 1 && units > 1 && work >= (1 << 16))
   for (int64_t u = 0; u < units; u++) {
     const int64_t b = u / H, h = u % H, src = b / group;
     float s[T > 0 ? T : 1];
-    attend_one(q + b * qb + h * qh, qn, k + src * kb + h * kh, v + src * kb + h * kh, kt,
-               out + b * n * H * D + h * D, H * D, n, D, T, start ? start[b] + 1 : T,
+    attend_one(q + b * qb + h * qh, qn, scale, k + src * kb + h * kh, v + src * kb + h * kh,
+               kt, out + b * n * H * D + h * D, H * D, n, D, T, start ? start[b] + 1 : T,
                pad ? pad + src * T : NULL, s);
   }
 }

@@ -1,0 +1,135 @@
+/* decoder_layer.c: one fairseq TransformerDecoderLayer step in one call (float32, CPU).
+ *
+ * Built with small_gemm.c and attention.c into one library (small_gemm.py), called by
+ * fused_layer.py. A decoder step on a small model is dozens of tiny tensor ops per layer; each
+ * costs tens of microseconds inside a real step (its data and the dispatcher's code evicted by
+ * the weights streamed before it), more than its arithmetic. Here a layer is eight calls into
+ * the matmul and attention kernels with layer norms in between, and nothing else:
+ *
+ *   pre-norm (normalize_before):              post-norm:
+ *   x += out(attn(qkv(LN0(x))))               x = LN0(x + out(attn(qkv(x))))
+ *   x += cout(cross(cq(LN1(x))))              x = LN1(x + cout(cross(cq(x))))
+ *   x += fc2(relu(fc1(LN2(x))))               x = LN2(x + fc2(relu(fc1(x))))
+ *
+ * with the new keys/values written into the self-attention cache at slots start[b] + j (rows may
+ * be at different lengths), q scaled as fairseq scales it, residual adds and ReLU fused into the
+ * matmuls' stores (the same bits as separate ops). Layer norms are computed here: the same
+ * formula as torch's, rounded differently in the last bits (~1e-7 relative).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+void sg_linear_f32(const float *x, int64_t R, int64_t K, const float *p, const float *bias,
+                   float *y, int64_t N, const float *res, int relu, int threads);
+void sg_linear_f16(const float *x, int64_t R, int64_t K, const uint16_t *p, const float *bias,
+                   float *y, int64_t N, const float *res, int relu, int threads);
+void fa_attend_f32(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
+                   const float *k, const float *v, int64_t kb, int64_t kh, int64_t kt,
+                   float *out, int64_t B, int64_t H, int64_t n, int64_t D, int64_t T,
+                   int64_t group, const int64_t *start, const uint8_t *pad, int threads);
+
+typedef struct {
+  const void *w;     /* packed weight (small_gemm.pack) */
+  const float *b;    /* bias or NULL */
+  int64_t in, out;   /* K, N */
+  int32_t half;      /* packed as float16 */
+} dl_linear;
+
+typedef struct {
+  const float *w, *b;
+  float eps;
+} dl_norm;
+
+typedef struct {
+  int64_t dim, heads, head_dim, ffn;
+  int32_t normalize_before, has_cross;
+  float scaling, cross_scaling;
+  dl_norm norm[3];       /* self_attn_layer_norm, encoder_attn_layer_norm, final_layer_norm */
+  dl_linear qkv, out, cross_q, cross_out, fc1, fc2;
+} dl_layer;
+
+static void linear(const dl_linear *l, const float *x, int64_t R, float *y, const float *res,
+                   int relu, int threads) {
+  if (l->half)
+    sg_linear_f16(x, R, l->in, (const uint16_t *)l->w, l->b, y, l->out, res, relu, threads);
+  else
+    sg_linear_f32(x, R, l->in, (const float *)l->w, l->b, y, l->out, res, relu, threads);
+}
+
+static void layer_norm(const dl_norm *nm, const float *x, float *y, int64_t R, int64_t C) {
+  for (int64_t r = 0; r < R; r++) {
+    const float *xr = x + r * C;
+    float *yr = y + r * C;
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t c = 0; c < C; c++) sum += xr[c];
+    const float mean = sum / (float)C;
+    float sq = 0.0f;
+#pragma omp simd reduction(+ : sq)
+    for (int64_t c = 0; c < C; c++) sq += (xr[c] - mean) * (xr[c] - mean);
+    const float rstd = 1.0f / sqrtf(sq / (float)C + nm->eps);
+#pragma omp simd
+    for (int64_t c = 0; c < C; c++) yr[c] = (xr[c] - mean) * rstd * nm->w[c] + nm->b[c];
+  }
+}
+
+/* x [B * n, dim] in place. cache_k/v: [B, H, capacity, D] with strides (cb, ch, ct), D
+ * contiguous; start [B]; total = keys to read (max(start) + n). cross_k/v [B / group, H, S, D]
+ * with strides (xb, xh, xt); pad [B / group, S] or NULL. work: B * n * (2 * dim +
+ * max(3 * dim, ffn)) floats. */
+void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
+                  float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,
+                  int64_t total, const float *cross_k, const float *cross_v, int64_t xb,
+                  int64_t xh, int64_t xt, int64_t S, int64_t group, const uint8_t *pad,
+                  float *work, int threads) {
+  const int64_t R = B * n, C = L->dim, H = L->heads, D = L->head_dim;
+  float *h = work, *att = work + R * C, *qkv = work + 2 * R * C, *f = qkv;
+  const int pre = L->normalize_before;
+
+  /* self-attention */
+  const float *in = x;
+  if (pre) {
+    layer_norm(&L->norm[0], x, h, R, C);
+    in = h;
+  }
+  linear(&L->qkv, in, R, qkv, NULL, 0, threads); /* [R, 3C]: q | k | v */
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t j = 0; j < n; j++) {
+      const float *row = qkv + (b * n + j) * 3 * C;
+      const int64_t slot = start[b] + j;
+      for (int64_t hd = 0; hd < H; hd++) {
+        memcpy(cache_k + b * cb + hd * ch + slot * ct, row + C + hd * D, D * sizeof(float));
+        memcpy(cache_v + b * cb + hd * ch + slot * ct, row + 2 * C + hd * D, D * sizeof(float));
+      }
+    }
+  fa_attend_f32(qkv, n * 3 * C, D, 3 * C, L->scaling, cache_k, cache_v, cb, ch, ct, att, B, H, n,
+                D, total, 1, start, NULL, threads);
+  linear(&L->out, att, R, x, x, 0, threads); /* x += out(att), in place */
+  if (!pre) layer_norm(&L->norm[0], x, x, R, C);
+
+  /* encoder attention */
+  if (L->has_cross && cross_k) {
+    in = x;
+    if (pre) {
+      layer_norm(&L->norm[1], x, h, R, C);
+      in = h;
+    }
+    float *q = qkv;
+    linear(&L->cross_q, in, R, q, NULL, 0, threads);
+    fa_attend_f32(q, n * C, D, C, L->cross_scaling, cross_k, cross_v, xb, xh, xt, att, B, H, n,
+                  D, S, group, NULL, pad, threads);
+    linear(&L->cross_out, att, R, x, x, 0, threads);
+    if (!pre) layer_norm(&L->norm[1], x, x, R, C);
+  }
+
+  /* feed-forward */
+  in = x;
+  if (pre) {
+    layer_norm(&L->norm[2], x, h, R, C);
+    in = h;
+  }
+  linear(&L->fc1, in, R, f, NULL, 1, threads);
+  linear(&L->fc2, f, R, x, x, 0, threads);
+  if (!pre) layer_norm(&L->norm[2], x, x, R, C);
+}

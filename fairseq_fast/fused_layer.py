@@ -1,0 +1,174 @@
+"""A whole decoder layer step in one C call (csrc/decoder_layer.c), for the lean decoder.
+
+    fused = FusedLayers.build(lean_decoder)     # None where a layer is not the plain kind
+    if fused is not None and fused.usable(x, rows):
+        fused.run(x, state, start, total)       # x [B, n, C] float32, updated in place
+
+lean_decoder.py runs a layer as ~25 tensor ops and kernel calls from Python; inside a real step
+each costs tens of microseconds (its data and the dispatcher's code evicted by the weights
+streamed before it), which on the demo pair is as much as the matmuls themselves. The C layer
+does the same arithmetic (the matmul kernel, the attention kernel, layer norms, the cache write)
+without leaving C. Used for float32 on CPU with the kernels built, up to KERNEL_MAX_ROWS rows
+per call, for layers of the plain fairseq kind: ReLU, affine layer norms (pre- or post-norm),
+equal query/key/value sizes, no NormFormer extras; anything else takes the Python path, which is
+the reference (and what float64 tests check against stock).
+
+Weights are the ones packed_linear.py packs (the same cache: packed once, packed again when a
+weight changes); the per-layer argument structs are rebuilt only when a parameter changes.
+"""
+import ctypes
+from typing import List, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from fairseq_fast import small_gemm
+from fairseq_fast.decoder_state import DecoderState
+from fairseq_fast.packed_linear import KERNEL_MAX_ROWS
+
+_i64, _i32, _f32, _ptr = ctypes.c_int64, ctypes.c_int32, ctypes.c_float, ctypes.c_void_p
+
+
+class _Linear(ctypes.Structure):
+    _fields_ = [("w", _ptr), ("b", _ptr), ("inp", _i64), ("out", _i64), ("half", _i32)]
+
+
+class _Norm(ctypes.Structure):
+    _fields_ = [("w", _ptr), ("b", _ptr), ("eps", _f32)]
+
+
+class _Layer(ctypes.Structure):
+    _fields_ = [("dim", _i64), ("heads", _i64), ("head_dim", _i64), ("ffn", _i64),
+                ("normalize_before", _i32), ("has_cross", _i32), ("scaling", _f32),
+                ("cross_scaling", _f32), ("norm", _Norm * 3), ("qkv", _Linear), ("out", _Linear),
+                ("cross_q", _Linear), ("cross_out", _Linear), ("fc1", _Linear),
+                ("fc2", _Linear)]
+
+
+def _plain_norm(module) -> bool:
+    return (isinstance(module, nn.LayerNorm) and module.elementwise_affine
+            and len(module.normalized_shape) == 1 and module.bias is not None)
+
+
+def layer_supported(layer: nn.Module) -> bool:
+    """A TransformerDecoderLayer whose step decoder_layer.c computes exactly as the Python path."""
+    attn = layer.self_attn
+    dim = attn.embed_dim
+    if (getattr(layer, "c_attn", None) is not None or getattr(layer, "attn_ln", None) is not None
+            or getattr(layer, "ffn_layernorm", None) is not None
+            or getattr(layer, "w_resid", None) is not None
+            or layer.activation_fn is not F.relu
+            or attn.num_heads * attn.head_dim != dim
+            or not _plain_norm(layer.self_attn_layer_norm)
+            or not _plain_norm(layer.final_layer_norm)
+            or layer.fc1.in_features != dim or layer.fc2.out_features != dim):
+        return False
+    cross = getattr(layer, "encoder_attn", None)
+    if cross is not None and (cross.embed_dim != dim or cross.num_heads != attn.num_heads
+                              or cross.head_dim != attn.head_dim
+                              or not _plain_norm(layer.encoder_attn_layer_norm)):
+        return False
+    return True
+
+
+class FusedLayers:
+    def __init__(self, layers: List[nn.Module], linear):
+        """layers: the decoder's layers; linear: the lean decoder's PackedLinear (its cache of
+        packed and stacked weights is shared)."""
+        self.layers = layers
+        self.linear = linear
+        self._signature = None
+        self._structs: List[_Layer] = []
+        self._keep: list = []  # tensors the structs point into
+
+    @classmethod
+    def build(cls, layers: List[nn.Module], linear) -> Optional["FusedLayers"]:
+        if not layers or not all(layer_supported(layer) for layer in layers):
+            return None
+        return cls(layers, linear)
+
+    def usable(self, x: Tensor, rows: int) -> bool:
+        weight = self.layers[0].fc1.weight  # the model moves as a whole (.half(), .cuda())
+        return (x.dtype == torch.float32 and x.device.type == "cpu"
+                and weight.dtype == torch.float32 and weight.device.type == "cpu"
+                and not torch.is_grad_enabled() and 0 < rows <= KERNEL_MAX_ROWS
+                and small_gemm.available())
+
+    # -- argument structs ------------------------------------------------------------------
+    def _linear_struct(self, weight: Tensor, bias: Optional[Tensor]) -> _Linear:
+        packed = self.linear.packed(weight, "kernel")
+        if bias is not None:
+            bias = bias.detach().contiguous()
+            self._keep.append(bias)
+        return _Linear(packed.data.data_ptr(), None if bias is None else bias.data_ptr(),
+                       packed.in_features, packed.out_features,
+                       int(packed.data.dtype == torch.float16))
+
+    def _norm_struct(self, module: Optional[nn.LayerNorm]) -> _Norm:
+        if module is None:
+            return _Norm(None, None, 0.0)
+        w, b = module.weight.detach().contiguous(), module.bias.detach().contiguous()
+        self._keep += [w, b]
+        return _Norm(w.data_ptr(), b.data_ptr(), module.eps)
+
+    def _layer_struct(self, layer: nn.Module) -> _Layer:
+        attn = layer.self_attn
+        cross = getattr(layer, "encoder_attn", None)
+        proj = (attn.q_proj, attn.k_proj, attn.v_proj)
+        qkv_w, qkv_b = self.linear.stack([m.weight for m in proj], [m.bias for m in proj])
+        s = _Layer()
+        s.dim, s.heads, s.head_dim = attn.embed_dim, attn.num_heads, attn.head_dim
+        s.ffn = layer.fc1.out_features
+        s.normalize_before = int(layer.normalize_before)
+        s.has_cross = int(cross is not None)
+        s.scaling = attn.scaling
+        s.norm[0] = self._norm_struct(layer.self_attn_layer_norm)
+        s.norm[2] = self._norm_struct(layer.final_layer_norm)
+        s.qkv = self._linear_struct(qkv_w, qkv_b)
+        s.out = self._linear_struct(attn.out_proj.weight, attn.out_proj.bias)
+        if cross is not None:
+            s.cross_scaling = cross.scaling
+            s.norm[1] = self._norm_struct(layer.encoder_attn_layer_norm)
+            s.cross_q = self._linear_struct(cross.q_proj.weight, cross.q_proj.bias)
+            s.cross_out = self._linear_struct(cross.out_proj.weight, cross.out_proj.bias)
+        s.fc1 = self._linear_struct(layer.fc1.weight, layer.fc1.bias)
+        s.fc2 = self._linear_struct(layer.fc2.weight, layer.fc2.bias)
+        return s
+
+    def _ensure_structs(self) -> None:
+        signature = tuple((p.data_ptr(), p._version) for layer in self.layers
+                          for p in layer.parameters())
+        if signature != self._signature:
+            self._keep = []
+            self._structs = [self._layer_struct(layer) for layer in self.layers]
+            self._signature = signature
+
+    # -- the step ---------------------------------------------------------------------------
+    def run(self, x: Tensor, state: DecoderState, start: Tensor, total: int) -> None:
+        """x [B, n, C] contiguous float32: all layers, in place. The state's self-attention
+        cache receives the n new keys/values of row b at slots start[b] .. start[b] + n - 1."""
+        self._ensure_structs()
+        bsz, n, dim = x.shape
+        rows = bsz * n
+        ffn = self._structs[0].ffn
+        work = x.new_empty(rows * (2 * dim + max(3 * dim, ffn)))
+        start = start.contiguous()
+        pad = None
+        if state.cross_mask is not None:
+            pad = state.cross_mask.reshape(state.cross_mask.size(0), -1).contiguous()
+        threads = torch.get_num_threads()
+        fn = small_gemm._lib.dl_layer_f32
+        for i, s in enumerate(self._structs):
+            k, v = state.self_k[i], state.self_v[i]
+            if state.cross_k:
+                ck, cv = state.cross_k[i], state.cross_v[i]
+                if ck.stride() != cv.stride() or ck.stride(3) != 1:
+                    ck, cv = ck.contiguous(), cv.contiguous()
+                cross = (ck.data_ptr(), cv.data_ptr(), ck.stride(0), ck.stride(1), ck.stride(2),
+                         ck.size(2), bsz // ck.size(0))
+            else:
+                cross = (None, None, 0, 0, 0, 0, 1)
+            fn(ctypes.byref(s), x.data_ptr(), bsz, n, k.data_ptr(), v.data_ptr(), k.stride(0),
+               k.stride(1), k.stride(2), start.data_ptr(), total, *cross,
+               None if pad is None else pad.data_ptr(), work.data_ptr(), threads)

@@ -1,0 +1,142 @@
+"""fused_layer.py (csrc/decoder_layer.c): a whole decoder layer step in one C call agrees with
+the lean decoder's Python path (the reference, which the float64 tests compare with stock) to
+float32 rounding, for every way the decoders are driven (verify windows, ragged rows, beams
+sharing encoder K/V, source padding, language models, pre- and post-norm), is taken exactly
+where it should be, and follows weight changes."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from fairseq_fast import small_gemm
+from fairseq_fast.fused_layer import FusedLayers, layer_supported
+from fairseq_fast.lean_decoder import LeanDecoder
+from model_factory import (DummyTask, language_model, make_dictionary, source_batch,
+                           translation_model)
+
+needs_kernel = pytest.mark.skipif(not small_gemm.available(),
+                                  reason="kernels not buildable here")
+DICT = make_dictionary(40)
+TASK = DummyTask(DICT, DICT)
+
+
+def _close(a, b, tol=1e-5):
+    assert a.shape == b.shape
+    return bool(((a - b).abs().max() / b.abs().max().clamp(min=1.0)) < tol)
+
+
+def _drive(model, lean, sample, group=1):
+    """Prefill 4 inputs, roll rows back to different lengths, verify a 3-token window, then one
+    single-token step: the logits of all three calls and the cache."""
+    bsz = (sample["net_input"]["src_tokens"].size(0) if sample is not None else 3) * group
+    enc = None
+    if sample is not None:
+        enc = model.encoder.forward_torchscript(sample["net_input"])
+    state = lean.init_state(enc, bsz, 8, torch.float32, torch.device("cpu"))  # grows to 16
+    tokens = torch.randint(4, 40, (bsz, 12), generator=torch.Generator().manual_seed(bsz))
+    out = [lean.forward(state, tokens[:, :4])]
+    state.rollback_to(torch.arange(bsz) % 3 + 2)  # rows at 2, 3, 4, 2, ... inputs
+    out.append(lean.forward(state, tokens[:, 4:7]))
+    out.append(lean.forward(state, tokens[:, 7:8]))
+    used = int(state.lengths.max())
+    return out, state.self_k[:, :, :, :used], state.lengths
+
+
+@needs_kernel
+@pytest.mark.parametrize("normalize_before", [False, True])
+@pytest.mark.parametrize("dim,heads", [(64, 4), (48, 2), (32, 8)])
+@pytest.mark.parametrize("group", [1, 3])
+def test_translation_layers_in_one_call_match_the_python_path(normalize_before, dim, heads,
+                                                              group):
+    """Head sizes 16, 24 (the attention kernel's scalar path), 4; beams: `group` rows per
+    source sentence reading its encoder K/V; left-padded sources of different lengths."""
+    model = translation_model(TASK, layers=2, dim=dim, heads=heads, ffn=2 * dim,
+                              normalize_before=normalize_before, seed=dim + group,
+                              dtype=torch.float32)
+    sample = source_batch(DICT, [7, 3, 9], seed=group)
+    results = {}
+    with torch.no_grad():
+        for fused in (True, False):
+            lean = LeanDecoder(model.decoder)
+            assert lean.fused_layers is not None
+            if not fused:
+                lean.fused_layers = None
+            calls = []
+            if fused:
+                real = lean.fused_layers.run
+                lean.fused_layers.run = lambda *a: calls.append(1) or real(*a)
+            results[fused] = _drive(model, lean, sample, group)
+            assert len(calls) == (3 if fused else 0)
+    (have, cache, lengths), (want, cache_ref, lengths_ref) = results[True], results[False]
+    for a, b in zip(have, want):
+        assert _close(a, b)
+    assert torch.equal(lengths, lengths_ref)
+    for b, n in enumerate(lengths.tolist()):  # valid slots only
+        assert _close(cache[:, b, :, :n], cache_ref[:, b, :, :n])
+
+
+@needs_kernel
+@pytest.mark.parametrize("normalize_before", [False, True])
+def test_language_model_layers_in_one_call_match_the_python_path(normalize_before):
+    """No encoder attention."""
+    model = language_model(TASK, layers=2, dim=64, heads=4, ffn=128,
+                           normalize_before=normalize_before, dtype=torch.float32)
+    results = {}
+    with torch.no_grad():
+        for fused in (True, False):
+            lean = LeanDecoder(model.decoder)
+            assert lean.fused_layers is not None
+            if not fused:
+                lean.fused_layers = None
+            results[fused] = _drive(model, lean, None)
+    for a, b in zip(results[True][0], results[False][0]):
+        assert _close(a, b)
+
+
+def test_where_the_fused_layers_are_not_taken():
+    """Float64, gradients, attention weights wanted, more rows than the kernel takes,
+    --no-fast-linear (packed=False), layers of another kind: the Python path."""
+    model = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
+    lean = LeanDecoder(model.decoder)
+    fused = lean.fused_layers
+    assert fused is not None
+    x = torch.zeros(2, 3, 32)
+    with torch.no_grad():
+        assert fused.usable(x, 6) == small_gemm.available()
+        assert not fused.usable(x.double(), 6)
+        assert not fused.usable(x, 161)
+    with torch.enable_grad():
+        assert not fused.usable(x, 6)
+    assert LeanDecoder(model.decoder, packed=False).fused_layers is None
+    gelu = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
+    gelu.decoder.layers[1].activation_fn = F.gelu
+    assert not layer_supported(gelu.decoder.layers[1])
+    assert layer_supported(gelu.decoder.layers[0])
+    assert FusedLayers.build(list(gelu.decoder.layers), lean.linear) is None
+    assert LeanDecoder(model.double().decoder).fused_layers is not None  # built, not usable
+    if small_gemm.available():  # need_attn: the Python path (it returns the weights)
+        model = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
+        lean = LeanDecoder(model.decoder)
+        lean.fused_layers.run = lambda *a: pytest.fail("fused path taken with need_attn")
+        sample = source_batch(DICT, [5, 4], seed=0)
+        with torch.no_grad():
+            enc = model.encoder.forward_torchscript(sample["net_input"])
+            state = lean.init_state(enc, 2, 8, torch.float32, torch.device("cpu"))
+            logits, attn = lean.forward(state, torch.full((2, 2), 5), need_attn=True)
+        assert attn.shape == (2, 2, sample["net_input"]["src_tokens"].size(1))
+
+
+@needs_kernel
+def test_weights_changed_in_place_are_used():
+    """The argument structs and packed weights follow a parameter changed in place."""
+    model = translation_model(TASK, layers=1, dim=64, heads=4, ffn=128, dtype=torch.float32)
+    sample = source_batch(DICT, [6, 4], seed=0)
+    lean = LeanDecoder(model.decoder)
+    ref = LeanDecoder(model.decoder)
+    ref.fused_layers = None
+    with torch.no_grad():
+        before = _drive(model, lean, sample)[0][0]
+        for p in model.decoder.layers[0].parameters():
+            p.mul_(0.5)
+        after = _drive(model, lean, sample)[0][0]
+        assert not _close(after, before, 1e-3)
+        assert _close(after, _drive(model, ref, sample)[0][0])
