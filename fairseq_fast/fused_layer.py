@@ -151,7 +151,7 @@ class FusedLayers:
         self._ensure_structs()
         bsz, n, dim = x.shape
         rows = bsz * n
-        ffn = self._structs[0].ffn
+        ffn = max(s.ffn for s in self._structs)
         work = x.new_empty(rows * (2 * dim + max(3 * dim, ffn)))
         start = start.contiguous()
         pad = None
@@ -170,5 +170,77 @@ class FusedLayers:
             else:
                 cross = (None, None, 0, 0, 0, 0, 1)
             fn(ctypes.byref(s), x.data_ptr(), bsz, n, k.data_ptr(), v.data_ptr(), k.stride(0),
-               k.stride(1), k.stride(2), start.data_ptr(), total, *cross,
+               k.stride(1), k.stride(2), start.data_ptr(), total, None, *cross,
                None if pad is None else pad.data_ptr(), work.data_ptr(), threads)
+
+
+class FusedEncoder:
+    """fairseq's TransformerEncoder.forward with each layer one C call (decoder_layer.c in
+    encoder mode: not causal, source padding masked, no cross attention). The embedding, the
+    padding zeroing and the final layer norm are fairseq's own code and modules; the output is
+    fairseq's encoder-output dict (encoder_out a [S, B, C] view of a batch-first tensor)."""
+
+    def __init__(self, encoder: nn.Module, layers: FusedLayers):
+        self.encoder = encoder
+        self.layers = layers
+
+    @classmethod
+    def build(cls, encoder: Optional[nn.Module], linear) -> Optional["FusedEncoder"]:
+        if encoder is None or not hasattr(encoder, "forward_embedding"):
+            return None
+        layers = list(getattr(encoder, "layers", []))
+        if any(getattr(layer, "return_fc", False) for layer in layers):
+            return None
+        fused = FusedLayers.build(layers, linear)
+        return None if fused is None else cls(encoder, fused)
+
+    def usable(self, src_tokens: Tensor) -> bool:
+        weight = self.layers.layers[0].fc1.weight
+        return (weight.dtype == torch.float32 and weight.device.type == "cpu"
+                and src_tokens.device.type == "cpu" and not torch.is_grad_enabled()
+                and 0 < src_tokens.numel() <= KERNEL_MAX_ROWS and small_gemm.available())
+
+    def forward(self, net_input: dict) -> dict:
+        enc = self.encoder
+        src_tokens = net_input["src_tokens"]
+        padding = src_tokens.eq(enc.padding_idx)
+        has_pads = bool(padding.any())
+        x, embedding = enc.forward_embedding(src_tokens)
+        if has_pads:
+            x = x * (1 - padding.unsqueeze(-1).type_as(x))
+        x = x.contiguous()
+        if x.data_ptr() == embedding.data_ptr():
+            x = x.clone()  # the layers write x in place; encoder_embedding must stay
+        bsz, length, dim = x.shape
+        layers = self.layers
+        layers._ensure_structs()
+        ffn = max(s.ffn for s in layers._structs)
+        work = x.new_empty(bsz * length * (2 * dim + max(3 * dim, ffn)))
+        heads = max(s.heads for s in layers._structs)  # heads x head_dim = dim in every layer
+        cache = x.new_empty(2, bsz, heads, length, dim // heads)
+        pad = padding.contiguous() if has_pads else None
+        fn = small_gemm._lib.dl_layer_f32
+        k, v = cache[0], cache[1]
+        for s in layers._structs:
+            fn(ctypes.byref(s), x.data_ptr(), bsz, length, k.data_ptr(), v.data_ptr(),
+               k.stride(0), k.stride(1), k.stride(2), None, length,
+               None if pad is None else pad.data_ptr(), None, None, 0, 0, 0, 0, 1, None,
+               work.data_ptr(), torch.get_num_threads())
+        if enc.layer_norm is not None:
+            x = enc.layer_norm(x)
+        src_lengths = (src_tokens.ne(enc.padding_idx).sum(dim=1, dtype=torch.int32)
+                       .reshape(-1, 1).contiguous())
+        return {"encoder_out": [x.transpose(0, 1)], "encoder_padding_mask": [padding],
+                "encoder_embedding": [embedding], "encoder_states": [], "fc_results": [],
+                "src_tokens": [], "src_lengths": [src_lengths]}
+
+
+def encode(model: nn.Module, fused: Optional[FusedEncoder], net_input: dict) -> Optional[dict]:
+    """model.encoder's output for net_input (None for a model without an encoder), through
+    `fused` (FusedEncoder.build(model.encoder, ...), or None) where it is usable."""
+    encoder = getattr(model, "encoder", None)
+    if encoder is None:
+        return None
+    if fused is not None and fused.usable(net_input["src_tokens"]):
+        return fused.forward(net_input)
+    return encoder.forward_torchscript(net_input)

@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from fairseq_fast.decoder_state import DecoderState
+from fairseq_fast.fused_layer import FusedEncoder, encode
 from fairseq_fast.lean_decoder import LeanDecoder
 from fairseq_fast.step_rules import StepRules
 
@@ -31,6 +32,8 @@ class DraftModelProposer:
         matmuls where faster (packed_linear.py)."""
         self.model = model
         self.lean = LeanDecoder(model.decoder, vocab, packed)
+        self.encoder = (FusedEncoder.build(getattr(model, "encoder", None), self.lean.linear)
+                        if packed else None)
         self.rules = rules
         self.sampler = sampler
         self.state: Optional[DecoderState] = None
@@ -38,9 +41,7 @@ class DraftModelProposer:
         self.last_steps = 0  # decoder passes of the last propose()
 
     def start(self, net_input: dict, batch: int, capacity: int) -> None:
-        encoder_out = None
-        if getattr(self.model, "encoder", None) is not None:
-            encoder_out = self.model.encoder.forward_torchscript(net_input)
+        encoder_out = encode(self.model, self.encoder, net_input)
         param = next(self.model.parameters())
         self.state = self.lean.init_state(encoder_out, batch, capacity, param.dtype, param.device)
 

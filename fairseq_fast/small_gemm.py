@@ -102,8 +102,8 @@ def _build() -> ctypes.CDLL:
     lib.fa_attend_f32.argtypes = [p, i64, i64, i64, ctypes.c_float, p, p, i64, i64, i64, p,
                                   i64, i64, i64, i64, i64, i64, p, p, ctypes.c_int]
     lib.fa_attend_f32.restype = None
-    lib.dl_layer_f32.argtypes = [p, p, i64, i64, p, p, i64, i64, i64, p, i64, p, p, i64, i64,
-                                 i64, i64, i64, p, p, ctypes.c_int]
+    lib.dl_layer_f32.argtypes = [p, p, i64, i64, p, p, i64, i64, i64, p, i64, p, p, p, i64,
+                                 i64, i64, i64, i64, p, p, ctypes.c_int]
     lib.dl_layer_f32.restype = None
     return lib
 

@@ -23,6 +23,7 @@ from torch import Tensor, nn
 
 from fairseq_fast.acceptance import GreedyAcceptance, RejectionSampling
 from fairseq_fast.errors import UserError
+from fairseq_fast.fused_layer import FusedEncoder, encode
 from fairseq_fast.lean_decoder import LeanDecoder
 from fairseq_fast.proposer import DraftModelProposer
 from fairseq_fast.step_rules import StepRules
@@ -142,6 +143,8 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.model = models[0]
         self.draft_model = draft_model
         self.target = LeanDecoder(self.model.decoder, packed=packed_linear)
+        self.encoder = (FusedEncoder.build(getattr(self.model, "encoder", None),
+                                           self.target.linear) if packed_linear else None)
         self.tgt_dict = tgt_dict
         self.pad, self.unk = tgt_dict.pad(), tgt_dict.unk()
         self.eos = tgt_dict.eos() if eos is None else eos
@@ -200,9 +203,7 @@ class SpeculativeSequenceGenerator(nn.Module):
         ids = torch.arange(bsz, device=device)  # original row of each batch row
         finalized: List[List[Dict[str, Tensor]]] = [[] for _ in range(bsz)]
 
-        encoder_out = None
-        if getattr(self.model, "encoder", None) is not None:
-            encoder_out = self.model.encoder.forward_torchscript(net_input)
+        encoder_out = encode(self.model, self.encoder, net_input)
         param = next(self.model.parameters())
         target = self.target.init_state(encoder_out, bsz, length, param.dtype, param.device)
         self.proposer.start(net_input, bsz, length)

@@ -140,3 +140,47 @@ def test_weights_changed_in_place_are_used():
         after = _drive(model, lean, sample)[0][0]
         assert not _close(after, before, 1e-3)
         assert _close(after, _drive(model, ref, sample)[0][0])
+
+
+@needs_kernel
+@pytest.mark.parametrize("normalize_before", [False, True])
+@pytest.mark.parametrize("lengths", [[9], [7, 3, 9]])
+def test_encoder_layers_in_one_call_match_fairseqs_encoder(normalize_before, lengths):
+    """FusedEncoder: fairseq's encoder-output dict, encoder_out within float32 rounding (source
+    padding masked, padded positions zeroed as fairseq does), the other entries equal."""
+    from fairseq_fast.fused_layer import FusedEncoder, encode
+    model = translation_model(TASK, layers=1, enc_layers=2, dim=64, heads=4, ffn=128,
+                              normalize_before=normalize_before, seed=len(lengths),
+                              dtype=torch.float32)
+    sample = source_batch(DICT, lengths, seed=2)
+    fused = FusedEncoder.build(model.encoder, LeanDecoder(model.decoder).linear)
+    assert fused is not None
+    with torch.no_grad():
+        want = model.encoder.forward_torchscript(sample["net_input"])
+        have = encode(model, fused, sample["net_input"])
+    assert fused.usable(sample["net_input"]["src_tokens"]) is False  # grad mode is on here
+    with torch.no_grad():
+        assert fused.usable(sample["net_input"]["src_tokens"])
+        have = encode(model, fused, sample["net_input"])
+    assert set(have) == set(want)
+    assert _close(have["encoder_out"][0], want["encoder_out"][0])
+    for key in ("encoder_padding_mask", "encoder_embedding", "src_lengths"):
+        assert torch.equal(have[key][0], want[key][0])
+    assert bool(want["encoder_padding_mask"][0].any()) == (len(lengths) > 1)
+
+
+def test_encoder_falls_back_where_not_usable():
+    """float64 (the equality tests' dtype), no encoder (language models), unsupported layers."""
+    from fairseq_fast.fused_layer import FusedEncoder, encode
+    model = translation_model(TASK, layers=1, dim=32, heads=4, ffn=64)  # float64
+    linear = LeanDecoder(model.decoder).linear
+    fused = FusedEncoder.build(model.encoder, linear)
+    sample = source_batch(DICT, [5, 3], seed=0)
+    with torch.no_grad():
+        assert fused is None or not fused.usable(sample["net_input"]["src_tokens"])
+        assert torch.equal(encode(model, fused, sample["net_input"])["encoder_out"][0],
+                           model.encoder.forward_torchscript(sample["net_input"])
+                           ["encoder_out"][0])
+    assert encode(language_model(TASK), None, {}) is None
+    model.encoder.layers[0].activation_fn = F.gelu
+    assert FusedEncoder.build(model.encoder, linear) is None

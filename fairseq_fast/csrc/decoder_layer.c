@@ -1,7 +1,7 @@
 /* decoder_layer.c: one fairseq TransformerDecoderLayer step in one call (float32, CPU).
  *
  * Built with small_gemm.c and attention.c into one library (small_gemm.py), called by
- * fused_layer.py. A decoder step on a small model is dozens of tiny tensor ops per layer; each
+ * fused_layer.py for decoder layers and (without cross attention, not causal) encoder layers. A decoder step on a small model is dozens of tiny tensor ops per layer; each
  * costs tens of microseconds inside a real step (its data and the dispatcher's code evicted by
  * the weights streamed before it), more than its arithmetic. Here a layer is eight calls into
  * the matmul and attention kernels with layer norms in between, and nothing else:
@@ -75,12 +75,15 @@ static void layer_norm(const dl_norm *nm, const float *x, float *y, int64_t R, i
 }
 
 /* x [B * n, dim] in place. cache_k/v: [B, H, capacity, D] with strides (cb, ch, ct), D
- * contiguous; start [B]; total = keys to read (max(start) + n). cross_k/v [B / group, H, S, D]
+ * contiguous; start [B]; total = keys to read (max(start) + n). An encoder layer: start NULL,
+ * the n inputs written to slots 0 .. n - 1 and every one of them visible to every query except
+ * where self_pad [B, n] is nonzero (source padding), total = n, no cross attention. cross_k/v [B / group, H, S, D]
  * with strides (xb, xh, xt); pad [B / group, S] or NULL. work: B * n * (2 * dim +
  * max(3 * dim, ffn)) floats. */
 void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
                   float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,
-                  int64_t total, const float *cross_k, const float *cross_v, int64_t xb,
+                  int64_t total, const uint8_t *self_pad, const float *cross_k,
+                  const float *cross_v, int64_t xb,
                   int64_t xh, int64_t xt, int64_t S, int64_t group, const uint8_t *pad,
                   float *work, int threads) {
   const int64_t R = B * n, C = L->dim, H = L->heads, D = L->head_dim;
@@ -97,14 +100,14 @@ void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cach
   for (int64_t b = 0; b < B; b++)
     for (int64_t j = 0; j < n; j++) {
       const float *row = qkv + (b * n + j) * 3 * C;
-      const int64_t slot = start[b] + j;
+      const int64_t slot = start ? start[b] + j : j;
       for (int64_t hd = 0; hd < H; hd++) {
         memcpy(cache_k + b * cb + hd * ch + slot * ct, row + C + hd * D, D * sizeof(float));
         memcpy(cache_v + b * cb + hd * ch + slot * ct, row + 2 * C + hd * D, D * sizeof(float));
       }
     }
   fa_attend_f32(qkv, n * 3 * C, D, 3 * C, L->scaling, cache_k, cache_v, cb, ch, ct, att, B, H, n,
-                D, total, 1, start, NULL, threads);
+                D, total, 1, start, start ? NULL : self_pad, threads);
   linear(&L->out, att, R, x, x, 0, threads); /* x += out(att), in place */
   if (!pre) layer_norm(&L->norm[0], x, x, R, C);
 

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""fairseq_fast speculative decoding vs CTranslate2: greedy, batch 1, float32, each in its own
+process, alternating which runs first, several repeats, medians (issue 5's latency goal).
+
+    python scripts/benchmark_latency.py [--sentences 1131] [--repeats 3] [--json FILE]
+
+Ours: the real `fairseq-generate` with the plugin (`--generator speculative --draft-len 4
+--draft-vocab 1536`, as `make demo`), timed by fairseq's own "Translated ... in Xs" line: the
+generation loop, which also turns every hypothesis into text, scores and prints it (model
+loading excluded). CTranslate2: `scripts/ctranslate2_baseline.py --no-fairseq`, the demo target
+converted with CTranslate2's fairseq converter, 2 intra-op threads, timing translate_batch alone
+(model loading excluded). Each in its own process: in one process CTranslate2's thread pool and
+torch's slowed each other (session 10). Same sentences, same 2 cores, nothing else running.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+import demo
+from demo import ROOT
+
+SCRIPTS = os.path.dirname(os.path.abspath(__file__))
+
+
+def ours(data):
+    return demo.generate(data, 1, plugin=True, draft_vocab=1536)["sentences_per_s"]
+
+
+def ctranslate2(sentences):
+    done = subprocess.run([sys.executable, os.path.join(SCRIPTS, "ctranslate2_baseline.py"),
+                           "--sentences", str(sentences), "--no-fairseq"],
+                          capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        sys.exit(f"benchmark_latency: ctranslate2_baseline.py failed:\n{done.stderr[-2000:]}")
+    return float(re.search(r"\(([\d.]+) sentences/s\)", done.stdout).group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sentences", type=int, default=1131, help="first N test sentences")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_latency.json"))
+    args = ap.parse_args()
+    data = demo.binarise(args.sentences)
+    runs = {"fairseq_fast speculative": [], "CTranslate2": []}
+    for r in range(args.repeats):
+        order = [("fairseq_fast speculative", lambda: ours(data)),
+                 ("CTranslate2", lambda: ctranslate2(args.sentences))]
+        for name, fn in (order if r % 2 == 0 else order[::-1]):
+            runs[name].append(fn())
+            print(f"[latency] repeat {r + 1}: {name} {runs[name][-1]:.2f} sentences/s",
+                  flush=True)
+    medians = {name: statistics.median(v) for name, v in runs.items()}
+    ratio = medians["fairseq_fast speculative"] / medians["CTranslate2"]
+    print(f"\ngreedy, batch 1, float32, {args.sentences} test sentences, 2 threads, "
+          f"{args.repeats} repeats (medians)")
+    print("| engine | sentences/s | ms per sentence | runs (sentences/s) |")
+    print("|---|---|---|---|")
+    for name, v in runs.items():
+        print(f"| {name} | {medians[name]:.2f} | {1000 / medians[name]:.1f} | "
+              f"{', '.join(f'{x:.2f}' for x in v)} |")
+    print(f"fairseq_fast speculative / CTranslate2: {ratio:.2f}x "
+          f"({'faster' if ratio >= 1 else 'slower'})")
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump({"sentences": args.sentences, "runs": runs, "medians": medians,
+                   "ratio": ratio}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
