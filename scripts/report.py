@@ -15,10 +15,12 @@ its own process, each writing its JSON into --out:
     linear       benchmark_linear.py    the plugin with F.linear, oneDNN only and its small-matrix
                                         kernel (default) vs stock
     pipeline     benchmark_pipeline.py  fairseq-generate end to end, --postprocess-workers 0 vs 2
+    latency      benchmark_latency.py   speculative fairseq-generate vs CTranslate2, greedy bs 1,
+                                        each in its own process
 
 then merges what is in --out into report.json, plots docs/report.png and prints the summary
 table. --quick uses fewer sentences and repeats (a smoke run; its figures are noisier). The full
-run takes about 90 minutes on 2 CPU cores, BiLD's sweep half of it.
+run takes about 100 minutes on 2 CPU cores, BiLD's sweep 45 of them.
 """
 import argparse
 import json
@@ -41,7 +43,9 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "100"], ["--sentenc
          ("linear", "benchmark_linear.py", ["--sentences", "60"],
           ["--sentences", "12", "--repeats", "2"]),
          ("pipeline", "benchmark_pipeline.py", ["--sentences", "400"],
-          ["--sentences", "64", "--repeats", "1"])]
+          ["--sentences", "64", "--repeats", "1"]),
+         ("latency", "benchmark_latency.py", ["--sentences", "1131"],
+          ["--sentences", "40", "--repeats", "1"])]
 
 
 def run_suite(names, out, quick):
@@ -100,6 +104,13 @@ def print_tables(report):
         print(f"\npipeline {name}: post-processing {s['postprocess_s']:.2f}s, hidden "
               f"{100 * s['hidden']:.0f}%, wall {s['serial_wall_s']:.1f}s -> "
               f"{s['workers_wall_s']:.1f}s, identical output {s['identical_output']}")
+    latency = report.get("latency")
+    if latency:
+        medians = latency["medians"]
+        print(f"\nlatency, greedy batch 1, {latency['sentences']} sentences, each engine in its own "
+              f"process: " + ", ".join(f"{name} {x:.2f} sentences/s"
+                                        for name, x in medians.items())
+              + f"; speculative / CTranslate2 {latency['ratio']:.2f}x")
 
 
 def plot(report, png):
