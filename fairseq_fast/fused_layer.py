@@ -65,6 +65,11 @@ def layer_supported(layer: nn.Module) -> bool:
             or layer.fc1.in_features != dim or layer.fc2.out_features != dim):
         return False
     cross = getattr(layer, "encoder_attn", None)
+    for a in (attn, cross):
+        if a is not None and (a.bias_k is not None or a.add_zero_attn
+                              or getattr(a, "use_xformers", False)
+                              or getattr(a, "rotary_pe", None) is not None):
+            return False
     if cross is not None and (cross.embed_dim != dim or cross.num_heads != attn.num_heads
                               or cross.head_dim != attn.head_dim
                               or not _plain_norm(layer.encoder_attn_layer_norm)):
@@ -186,10 +191,19 @@ class FusedEncoder:
 
     @classmethod
     def build(cls, encoder: Optional[nn.Module], linear) -> Optional["FusedEncoder"]:
-        if encoder is None or not hasattr(encoder, "forward_embedding"):
+        """None unless `encoder` is fairseq's own TransformerEncoder code (no method of the
+        forward pass overridden) with layers of the plain kind."""
+        from fairseq.models.transformer import TransformerEncoderBase
+        from fairseq.modules.transformer_layer import TransformerEncoderLayerBase
+        if not isinstance(encoder, TransformerEncoderBase) or any(
+                getattr(type(encoder), m) is not getattr(TransformerEncoderBase, m)
+                for m in ("forward", "forward_scriptable", "forward_torchscript",
+                          "forward_embedding")):
             return None
-        layers = list(getattr(encoder, "layers", []))
-        if any(getattr(layer, "return_fc", False) for layer in layers):
+        layers = list(encoder.layers)
+        if any(not isinstance(layer, TransformerEncoderLayerBase)
+               or type(layer).forward is not TransformerEncoderLayerBase.forward
+               or getattr(layer, "return_fc", False) for layer in layers):
             return None
         fused = FusedLayers.build(layers, linear)
         return None if fused is None else cls(encoder, fused)

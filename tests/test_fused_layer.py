@@ -182,5 +182,15 @@ def test_encoder_falls_back_where_not_usable():
                            model.encoder.forward_torchscript(sample["net_input"])
                            ["encoder_out"][0])
     assert encode(language_model(TASK), None, {}) is None
+    model = translation_model(TASK, layers=1, dim=32, heads=4, ffn=64, dtype=torch.float32)
+    assert FusedEncoder.build(model.encoder, linear) is not None
+
+    class Custom(type(model.encoder)):  # a subclass with its own forward pass: left alone
+        def forward_embedding(self, src_tokens, token_embedding=None):
+            return super().forward_embedding(src_tokens, token_embedding)
+
+    model.encoder.__class__ = Custom
+    assert FusedEncoder.build(model.encoder, linear) is None
+    model.encoder.__class__ = Custom.__mro__[1]
     model.encoder.layers[0].activation_fn = F.gelu
     assert FusedEncoder.build(model.encoder, linear) is None
