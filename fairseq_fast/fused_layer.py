@@ -1,8 +1,10 @@
-"""A whole decoder layer step in one C call (csrc/decoder_layer.c), for the lean decoder.
+"""A whole Transformer layer step in one C call (csrc/decoder_layer.c), for the lean decoder and
+the speculative generator's encoders.
 
-    fused = FusedLayers.build(lean_decoder)     # None where a layer is not the plain kind
+    fused = FusedLayers.build(layers, packed_linear)   # None unless every layer is plain
     if fused is not None and fused.usable(x, rows):
-        fused.run(x, state, start, total)       # x [B, n, C] float32, updated in place
+        fused.run(x, state, start, total)              # x [B, n, C] float32, in place
+    encoder_out = encode(model, FusedEncoder.build(model.encoder, packed_linear), net_input)
 
 lean_decoder.py runs a layer as ~25 tensor ops and kernel calls from Python; inside a real step
 each costs tens of microseconds (its data and the dispatcher's code evicted by the weights
@@ -52,7 +54,8 @@ def _plain_norm(module) -> bool:
 
 
 def layer_supported(layer: nn.Module) -> bool:
-    """A TransformerDecoderLayer whose step decoder_layer.c computes exactly as the Python path."""
+    """A decoder (or encoder) layer whose step decoder_layer.c computes as the Python path does
+    (the same operations; float32 rounding aside)."""
     attn = layer.self_attn
     dim = attn.embed_dim
     if (getattr(layer, "c_attn", None) is not None or getattr(layer, "attn_ln", None) is not None
