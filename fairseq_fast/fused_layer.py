@@ -98,7 +98,8 @@ class FusedLayers:
 
     def usable(self, x: Tensor, rows: int) -> bool:
         weight = self.layers[0].fc1.weight  # the model moves as a whole (.half(), .cuda())
-        return (x.dtype == torch.float32 and x.device.type == "cpu"
+        return (self.linear.enabled and self.linear.kernel  # its matmuls are the kernel's
+                and x.dtype == torch.float32 and x.device.type == "cpu"
                 and weight.dtype == torch.float32 and weight.device.type == "cpu"
                 and not torch.is_grad_enabled() and 0 < rows <= KERNEL_MAX_ROWS
                 and small_gemm.available())
@@ -213,7 +214,8 @@ class FusedEncoder:
 
     def usable(self, src_tokens: Tensor) -> bool:
         weight = self.layers.layers[0].fc1.weight
-        return (weight.dtype == torch.float32 and weight.device.type == "cpu"
+        return (self.layers.linear.enabled and self.layers.linear.kernel
+                and weight.dtype == torch.float32 and weight.device.type == "cpu"
                 and src_tokens.device.type == "cpu" and not torch.is_grad_enabled()
                 and 0 < src_tokens.numel() <= KERNEL_MAX_ROWS and small_gemm.available())
 

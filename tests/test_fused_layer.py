@@ -104,6 +104,9 @@ def test_where_the_fused_layers_are_not_taken():
         assert fused.usable(x, 6) == small_gemm.available()
         assert not fused.usable(x.double(), 6)
         assert not fused.usable(x, 161)
+        lean.linear.kernel = False  # matmuls kept off the kernel (benchmark_linear's oneDNN row)
+        assert not fused.usable(x, 6)
+        lean.linear.kernel = True
     with torch.enable_grad():
         assert not fused.usable(x, 6)
     assert LeanDecoder(model.decoder, packed=False).fused_layers is None
