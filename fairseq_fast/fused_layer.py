@@ -96,13 +96,17 @@ class FusedLayers:
             return None
         return cls(layers, linear)
 
-    def usable(self, x: Tensor, rows: int) -> bool:
+    def ready(self, rows: int) -> bool:
+        """Whether a call of `rows` rows can run here: the kernels built and on (its matmuls are
+        the small-matrix kernel's), float32 CPU weights, no autograd, <= KERNEL_MAX_ROWS rows."""
         weight = self.layers[0].fc1.weight  # the model moves as a whole (.half(), .cuda())
-        return (self.linear.enabled and self.linear.kernel  # its matmuls are the kernel's
-                and x.dtype == torch.float32 and x.device.type == "cpu"
+        return (self.linear.enabled and self.linear.kernel
                 and weight.dtype == torch.float32 and weight.device.type == "cpu"
                 and not torch.is_grad_enabled() and 0 < rows <= KERNEL_MAX_ROWS
                 and small_gemm.available())
+
+    def usable(self, x: Tensor, rows: int) -> bool:
+        return x.dtype == torch.float32 and x.device.type == "cpu" and self.ready(rows)
 
     # -- argument structs ------------------------------------------------------------------
     def _linear_struct(self, weight: Tensor, bias: Optional[Tensor]) -> _Linear:
@@ -157,30 +161,41 @@ class FusedLayers:
     def run(self, x: Tensor, state: DecoderState, start: Tensor, total: int) -> None:
         """x [B, n, C] contiguous float32: all layers, in place. The state's self-attention
         cache receives the n new keys/values of row b at slots start[b] .. start[b] + n - 1."""
-        self._ensure_structs()
-        bsz, n, dim = x.shape
-        rows = bsz * n
-        ffn = max(s.ffn for s in self._structs)
-        work = x.new_empty(rows * (2 * dim + max(3 * dim, ffn)))
-        start = start.contiguous()
+        bsz = x.size(0)
         pad = None
         if state.cross_mask is not None:
             pad = state.cross_mask.reshape(state.cross_mask.size(0), -1).contiguous()
+        crosses = []
+        for i in range(len(self.layers)):
+            if not state.cross_k:
+                crosses.append(_NO_CROSS)
+                continue
+            ck, cv = state.cross_k[i], state.cross_v[i]
+            if ck.stride() != cv.stride() or ck.stride(3) != 1:
+                ck, cv = ck.contiguous(), cv.contiguous()
+            crosses.append((ck.data_ptr(), cv.data_ptr(), ck.stride(0), ck.stride(1),
+                            ck.stride(2), ck.size(2), bsz // ck.size(0)))
+        self._call(x, list(zip(state.self_k, state.self_v)), start.contiguous(), total, None,
+                   crosses, pad)
+
+    def _call(self, x: Tensor, caches, start: Optional[Tensor], total: int,
+              self_pad: Optional[Tensor], crosses, pad: Optional[Tensor]) -> None:
+        """dl_layer_f32 for every layer on x [B, n, C] in place; caches[i] = layer i's (k, v)
+        [B, H, capacity, D]; crosses[i] = its encoder K/V arguments (_NO_CROSS: none)."""
+        self._ensure_structs()
+        bsz, n, dim = x.shape
+        ffn = max(s.ffn for s in self._structs)
+        work = x.new_empty(bsz * n * (2 * dim + max(3 * dim, ffn)))
         threads = torch.get_num_threads()
         fn = small_gemm._lib.dl_layer_f32
-        for i, s in enumerate(self._structs):
-            k, v = state.self_k[i], state.self_v[i]
-            if state.cross_k:
-                ck, cv = state.cross_k[i], state.cross_v[i]
-                if ck.stride() != cv.stride() or ck.stride(3) != 1:
-                    ck, cv = ck.contiguous(), cv.contiguous()
-                cross = (ck.data_ptr(), cv.data_ptr(), ck.stride(0), ck.stride(1), ck.stride(2),
-                         ck.size(2), bsz // ck.size(0))
-            else:
-                cross = (None, None, 0, 0, 0, 0, 1)
+        for s, (k, v), cross in zip(self._structs, caches, crosses):
             fn(ctypes.byref(s), x.data_ptr(), bsz, n, k.data_ptr(), v.data_ptr(), k.stride(0),
-               k.stride(1), k.stride(2), start.data_ptr(), total, None, *cross,
+               k.stride(1), k.stride(2), None if start is None else start.data_ptr(), total,
+               None if self_pad is None else self_pad.data_ptr(), *cross,
                None if pad is None else pad.data_ptr(), work.data_ptr(), threads)
+
+
+_NO_CROSS = (None, None, 0, 0, 0, 0, 1)  # cross_k, cross_v, 3 strides, source length, group
 
 
 class FusedEncoder:
@@ -213,11 +228,7 @@ class FusedEncoder:
         return None if fused is None else cls(encoder, fused)
 
     def usable(self, src_tokens: Tensor) -> bool:
-        weight = self.layers.layers[0].fc1.weight
-        return (self.layers.linear.enabled and self.layers.linear.kernel
-                and weight.dtype == torch.float32 and weight.device.type == "cpu"
-                and src_tokens.device.type == "cpu" and not torch.is_grad_enabled()
-                and 0 < src_tokens.numel() <= KERNEL_MAX_ROWS and small_gemm.available())
+        return src_tokens.device.type == "cpu" and self.layers.ready(src_tokens.numel())
 
     def forward(self, net_input: dict) -> dict:
         enc = self.encoder
@@ -230,21 +241,16 @@ class FusedEncoder:
         x = x.contiguous()
         if x.data_ptr() == embedding.data_ptr():
             x = x.clone()  # the layers write x in place; encoder_embedding must stay
-        bsz, length, dim = x.shape
-        layers = self.layers
-        layers._ensure_structs()
-        ffn = max(s.ffn for s in layers._structs)
-        work = x.new_empty(bsz * length * (2 * dim + max(3 * dim, ffn)))
-        heads = max(s.heads for s in layers._structs)  # heads x head_dim = dim in every layer
-        cache = x.new_empty(2, bsz, heads, length, dim // heads)
-        pad = padding.contiguous() if has_pads else None
-        fn = small_gemm._lib.dl_layer_f32
-        k, v = cache[0], cache[1]
-        for s in layers._structs:
-            fn(ctypes.byref(s), x.data_ptr(), bsz, length, k.data_ptr(), v.data_ptr(),
-               k.stride(0), k.stride(1), k.stride(2), None, length,
-               None if pad is None else pad.data_ptr(), None, None, 0, 0, 0, 0, 1, None,
-               work.data_ptr(), torch.get_num_threads())
+        bsz, length = x.shape[:2]
+        scratch = {}  # one K/V buffer per attention shape, shared by the layers
+        caches = []
+        for layer in self.layers.layers:
+            shape = (2, bsz, layer.self_attn.num_heads, length, layer.self_attn.head_dim)
+            if shape not in scratch:
+                scratch[shape] = x.new_empty(shape)
+            caches.append(tuple(scratch[shape]))
+        self.layers._call(x, caches, None, length, padding.contiguous() if has_pads else None,
+                          [_NO_CROSS] * len(caches), None)
         if enc.layer_norm is not None:
             x = enc.layer_norm(x)
         src_lengths = (src_tokens.ne(enc.padding_idx).sum(dim=1, dtype=torch.int32)

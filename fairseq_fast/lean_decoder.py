@@ -208,32 +208,13 @@ class LeanDecoder:
         if dec.layernorm_embedding is not None:
             x = _layer_norm(dec.layernorm_embedding, x)
 
-        # self-attention over key slots [0, total): key t is visible to query (b, j) iff
-        # t <= positions[b, j]; the attention kernel takes that rule as `start`, torch a mask
-        fused = self.fused_attention and cpu_attention.usable(x)
-        rows = None if lo == hi else torch.arange(bsz, device=tokens.device)[:, None]
-        if fused:
-            mask = start
-        elif lo == hi:
-            mask = None if n == 1 else (
-                torch.arange(total, device=tokens.device)[None, :] > positions[0][:, None]
-            )[None, None]
-        else:
-            mask = (torch.arange(total, device=tokens.device)[None, None, :]
-                    > positions[:, :, None])[:, None]  # [B, 1, n, total]
-
         attn = None
-        last = len(self.layers) - 1
         if (self.fused_layers is not None and not need_attn
                 and self.fused_layers.usable(x, bsz * n)):
             x = x.contiguous()  # a fresh tensor of ours: the layers update it in place
             self.fused_layers.run(x, state, start, total)
         else:
-            for i, layer in enumerate(self.layers):
-                x, probs = self._layer(i, layer, x, state, rows, positions, lo, n, total, mask,
-                                       fused, need_attn and i == last)
-                if probs is not None:
-                    attn = probs.mean(dim=1)
+            x, attn = self._layers(x, state, start, positions, lo, hi, n, total, need_attn)
 
         if dec.layer_norm is not None:
             x = _layer_norm(dec.layer_norm, x)
@@ -242,6 +223,32 @@ class LeanDecoder:
         state.lengths = start + n
         logits = self._output(x)
         return (logits, attn) if need_attn else logits
+
+    def _layers(self, x, state: DecoderState, start, positions, lo, hi, n, total, need_attn):
+        """The layers one op at a time (the path float64 tests check against stock); returns
+        x and, with need_attn, the last layer's encoder attention averaged over heads."""
+        bsz = x.size(0)
+        # self-attention over key slots [0, total): key t is visible to query (b, j) iff
+        # t <= positions[b, j]; the attention kernel takes that rule as `start`, torch a mask
+        fused = self.fused_attention and cpu_attention.usable(x)
+        rows = None if lo == hi else torch.arange(bsz, device=x.device)[:, None]
+        if fused:
+            mask = start
+        elif lo == hi:
+            mask = None if n == 1 else (
+                torch.arange(total, device=x.device)[None, :] > positions[0][:, None]
+            )[None, None]
+        else:
+            mask = (torch.arange(total, device=x.device)[None, None, :]
+                    > positions[:, :, None])[:, None]  # [B, 1, n, total]
+        attn = None
+        last = len(self.layers) - 1
+        for i, layer in enumerate(self.layers):
+            x, probs = self._layer(i, layer, x, state, rows, positions, lo, n, total, mask,
+                                   fused, need_attn and i == last)
+            if probs is not None:
+                attn = probs.mean(dim=1)
+        return x, attn
 
     def _output(self, x: Tensor) -> Tensor:
         projection = self.decoder.output_projection

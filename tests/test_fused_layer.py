@@ -41,6 +41,25 @@ def _drive(model, lean, sample, group=1):
     return out, state.self_k[:, :, :, :used], state.lengths
 
 
+def _both_paths(model, sample, group=1):
+    """_drive() with the fused layers (asserting each of its 3 forward calls took them) and
+    with the Python layer path."""
+    results = {}
+    with torch.no_grad():
+        for fused in (True, False):
+            lean = LeanDecoder(model.decoder)
+            assert lean.fused_layers is not None
+            calls = []
+            if fused:
+                real = lean.fused_layers.run
+                lean.fused_layers.run = lambda *a: calls.append(1) or real(*a)
+            else:
+                lean.fused_layers = None
+            results[fused] = _drive(model, lean, sample, group)
+            assert len(calls) == (3 if fused else 0)
+    return results[True], results[False]
+
+
 @needs_kernel
 @pytest.mark.parametrize("normalize_before", [False, True])
 @pytest.mark.parametrize("dim,heads", [(64, 4), (48, 2), (32, 8)])
@@ -53,20 +72,7 @@ def test_translation_layers_in_one_call_match_the_python_path(normalize_before, 
                               normalize_before=normalize_before, seed=dim + group,
                               dtype=torch.float32)
     sample = source_batch(DICT, [7, 3, 9], seed=group)
-    results = {}
-    with torch.no_grad():
-        for fused in (True, False):
-            lean = LeanDecoder(model.decoder)
-            assert lean.fused_layers is not None
-            if not fused:
-                lean.fused_layers = None
-            calls = []
-            if fused:
-                real = lean.fused_layers.run
-                lean.fused_layers.run = lambda *a: calls.append(1) or real(*a)
-            results[fused] = _drive(model, lean, sample, group)
-            assert len(calls) == (3 if fused else 0)
-    (have, cache, lengths), (want, cache_ref, lengths_ref) = results[True], results[False]
+    (have, cache, lengths), (want, cache_ref, lengths_ref) = _both_paths(model, sample, group)
     for a, b in zip(have, want):
         assert _close(a, b)
     assert torch.equal(lengths, lengths_ref)
@@ -80,15 +86,8 @@ def test_language_model_layers_in_one_call_match_the_python_path(normalize_befor
     """No encoder attention."""
     model = language_model(TASK, layers=2, dim=64, heads=4, ffn=128,
                            normalize_before=normalize_before, dtype=torch.float32)
-    results = {}
-    with torch.no_grad():
-        for fused in (True, False):
-            lean = LeanDecoder(model.decoder)
-            assert lean.fused_layers is not None
-            if not fused:
-                lean.fused_layers = None
-            results[fused] = _drive(model, lean, None)
-    for a, b in zip(results[True][0], results[False][0]):
+    fused, python = _both_paths(model, None)
+    for a, b in zip(fused[0], python[0]):
         assert _close(a, b)
 
 
@@ -197,3 +196,19 @@ def test_encoder_falls_back_where_not_usable():
     model.encoder.__class__ = Custom.__mro__[1]
     model.encoder.layers[0].activation_fn = F.gelu
     assert FusedEncoder.build(model.encoder, linear) is None
+
+
+@needs_kernel
+def test_encoder_layers_with_different_head_counts():
+    """Each layer's scratch K/V has that layer's own head layout."""
+    from fairseq.modules import MultiheadAttention
+    from fairseq_fast.fused_layer import FusedEncoder, encode
+    model = translation_model(TASK, layers=1, enc_layers=2, dim=64, heads=4, ffn=128,
+                              dtype=torch.float32)
+    torch.manual_seed(5)
+    model.encoder.layers[1].self_attn = MultiheadAttention(64, 8, self_attention=True).eval()
+    sample = source_batch(DICT, [7, 4], seed=3)
+    fused = FusedEncoder.build(model.encoder, LeanDecoder(model.decoder).linear)
+    with torch.no_grad():
+        want = model.encoder.forward_torchscript(sample["net_input"])["encoder_out"][0]
+        assert _close(encode(model, fused, sample["net_input"])["encoder_out"][0], want)
