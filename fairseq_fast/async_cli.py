@@ -27,7 +27,11 @@ from fairseq_fast.postprocess import (GenerateLines, InteractiveLines, add_to_sc
 
 
 class RunStopped(UserError):
-    """The pipeline stopped the run (a fault, Ctrl-C); `exit_code` is the process status."""
+    """The pipeline stopped the run (a fault, Ctrl-C); `exit_code` is the process status.
+    Raised after everything generated was written: the process exits without finalising, past
+    fairseq's still-running data-loader thread (errors.py)."""
+
+    exit_now = True
 
     def __init__(self, message, exit_code):
         super().__init__(message)

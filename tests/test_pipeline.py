@@ -178,6 +178,33 @@ def test_broken_pipe_ends_run(tiny_pair, tmp_path):
     assert result.returncode == 1
 
 
+STOPPED_WITH_BUSY_THREAD = """
+import threading, time, torch
+from fairseq_fast.async_cli import RunStopped
+from fairseq_fast.errors import install_excepthook
+install_excepthook()
+def busy():  # like fairseq's data-loader thread (a daemon) collating the next batches
+    a = torch.randn(100)
+    while True:
+        a + a
+threading.Thread(target=busy, daemon=True).start()
+time.sleep(0.05)
+raise RunStopped("stopped midway", 1)
+"""
+
+
+def test_stopped_run_exits_past_a_busy_daemon_thread():
+    """A run the pipeline stops leaves fairseq's data-loader daemon thread running; finalising
+    the interpreter with it inside a torch op aborts ("terminate called without an active
+    exception", pytorch#38228): a second line after ours and status 134. Seen once in CI as a
+    flaky test_broken_pipe_ends_run; this makes it happen every time."""
+    for _ in range(3):
+        result = subprocess.run([os.path.join(BIN, "python"), "-c", STOPPED_WITH_BUSY_THREAD],
+                                capture_output=True, text=True, timeout=60)
+        assert_one_line_error(result, "stopped midway")
+        assert result.returncode == 1
+
+
 @pytest.mark.parametrize("value", ["-1", "65"])
 def test_bad_worker_count(tiny_pair, value):
     result = run("fairseq-generate", gen_args(tiny_pair, "test", "--beam", "1",
