@@ -13,7 +13,12 @@ repeat, medians of sentences/s:
   with the demo's counts file (what make demo runs; --draft-vocab 0 for the full vocabulary);
 - CTranslate2 4.8.5: the same target.pt converted with its FairseqConverter to float32
   (scripts/ctranslate2_baseline.py), intra_threads = --threads, settings equal to fairseq's
-  defaults (length penalty 1, at most 200 tokens + </s>).
+  defaults (length penalty 1, at most 200 tokens + </s>). It runs in a process of its own, one
+  per repeat (`ctranslate2_baseline.py --sources-json`, which times translate_batch alone after a
+  warm-up): loaded into this process, CTranslate2's thread runtime slowed torch's runs that came
+  after its first call 5x at batch 1 (session 12: stock greedy 14.6 s, then 72 s and 76 s for
+  the same 100 sentences), and torch's slowed it.
+The fairseq engines time their generation loop in this process (models loaded once).
 "identical" is the share of sentences whose tokens equal stock's.
 """
 import argparse
@@ -21,7 +26,9 @@ import copy
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -42,20 +49,34 @@ SETTINGS = [("greedy", 1, 1), ("greedy", 1, 32), ("beam 5", 5, 1), ("beam 5", 5,
 
 
 def fairseq_engine(generator, model, samples, tgt_dict):
+    """run() -> ({id: target pieces}, seconds)"""
     def run():
+        start = time.perf_counter()
         _, hyps = decode_all(generator, model, samples, seed=0)
-        return {i: tgt_dict.string(torch.tensor(h)).split() for i, h in hyps.items()}
+        seconds = time.perf_counter() - start
+        return {i: tgt_dict.string(torch.tensor(h)).split() for i, h in hyps.items()}, seconds
     return run
 
 
-def ct2_engine(translator, samples, src_dict, beam, batch_size):
+def ct2_engine(samples, src_dict, beam, batch_size, threads, folder):
+    """run() -> ({id: target pieces}, seconds): CTranslate2 in a process of its own."""
     ids = [i for s in samples for i in s["id"].tolist()]
     sources = [src_dict.string(tokens[tokens.ne(src_dict.pad()) & tokens.ne(src_dict.eos())])
                .split() for s in samples for tokens in s["net_input"]["src_tokens"]]
+    src, out = os.path.join(folder, "sources.json"), os.path.join(folder, "ct2.json")
+    with open(src, "w") as f:
+        json.dump(sources, f)
 
     def run():
-        hyps, _ = ct2.translate_tokens(translator, sources, beam, batch_size)
-        return dict(zip(ids, hyps))
+        done = subprocess.run([sys.executable, ct2.__file__, "--sources-json", src,
+                               "--out-json", out, "--beam", str(beam), "--batch-size",
+                               str(batch_size), "--threads", str(threads)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"benchmark_engines: ctranslate2_baseline.py failed:\n{done.stderr[-2000:]}")
+        with open(out) as f:
+            result = json.load(f)
+        return dict(zip(ids, result["hyps"])), result["seconds"]
     return run
 
 
@@ -74,11 +95,11 @@ def main():
     torch.set_grad_enabled(False)
     torch.set_num_threads(args.threads)
     target, cfg, task = load_target(args.target, args.data)
+    if os.path.abspath(args.target) != os.path.abspath(ct2.MODEL):
+        sys.exit("benchmark_engines: CTranslate2 runs the demo target only (ctranslate2_baseline"
+                 ".py converts it); leave --target at its default")
     draft = load_draft(task, args.draft, target)
-    translator = ct2.load_translator(
-        ct2.convert(args.target, os.path.dirname(args.target), os.path.join(ct2.WORK,
-                                                                            "target_fp32")),
-        args.threads)
+    folder = tempfile.mkdtemp(prefix="benchmark_engines-")
     vocab = shortlist(task.target_dictionary, args.draft_vocab, args.draft_vocab_counts)
     report = {"threads": args.threads, "sentences": args.sentences, "repeats": args.repeats,
               "draft_vocab": args.draft_vocab, "settings": []}
@@ -92,7 +113,8 @@ def main():
                                             samples, task.target_dictionary),
             "fairseq_fast default": fairseq_engine(task.build_generator([target], gen_cfg),
                                                    target, samples, task.target_dictionary),
-            "CTranslate2": ct2_engine(translator, samples, task.source_dictionary, beam, bsz)}
+            "CTranslate2": ct2_engine(samples, task.source_dictionary, beam, bsz, args.threads,
+                                      folder)}
         if beam == 1:
             spec = SpeculativeSequenceGenerator([target], task.target_dictionary,
                                                 draft_model=draft, draft_len=4,
@@ -103,9 +125,8 @@ def main():
         outputs = {}
         for _ in range(args.repeats):
             for engine, run in engines.items():
-                start = time.perf_counter()
-                outputs[engine] = run()
-                seconds[engine].append(time.perf_counter() - start)
+                outputs[engine], took = run()
+                seconds[engine].append(took)
         stock = outputs["stock fairseq"]
         row = {"setting": name, "beam": beam, "batch_size": bsz, "sentences": n, "engines": {
             e: {"sent_per_s": n / statistics.median(t), "seconds": t,

@@ -104,6 +104,17 @@ def fairseq_reference(n, beam, batch_size):
     return ref
 
 
+def timed_translation(sources, beam, batch_size, threads):
+    """Convert (cached), load, warm up, then time translate_batch on `sources` alone:
+    (hypotheses, scores, seconds)."""
+    model_dir = convert(MODEL, EXAMPLE, os.path.join(WORK, "target_fp32"))
+    translator = load_translator(model_dir, threads)
+    translate_tokens(translator, sources[:1], beam, 1)  # warm-up
+    start = time.perf_counter()
+    hyps, scores = translate_tokens(translator, sources, beam, batch_size)
+    return hyps, scores, time.perf_counter() - start
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sentences", type=int, default=200, help="first N test sentences")
@@ -111,15 +122,21 @@ def main():
     ap.add_argument("--batch-size", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2, help="CTranslate2 intra_threads")
     ap.add_argument("--no-fairseq", action="store_true", help="skip the fairseq comparison")
+    ap.add_argument("--sources-json", help="translate these source piece lists (a JSON list) "
+                    "instead of the test set, write {hyps, seconds} to --out-json and stop "
+                    "(benchmark_engines.py runs CTranslate2 this way, in its own process)")
+    ap.add_argument("--out-json")
     args = ap.parse_args()
 
-    model_dir = convert(MODEL, EXAMPLE, os.path.join(WORK, "target_fp32"))
-    translator = load_translator(model_dir, args.threads)
+    if args.sources_json:
+        with open(args.sources_json) as f:
+            sources = json.load(f)
+        hyps, _, seconds = timed_translation(sources, args.beam, args.batch_size, args.threads)
+        with open(args.out_json, "w") as f:
+            json.dump({"hyps": hyps, "seconds": seconds}, f)
+        return
     sources = demo.encode_test("es", args.sentences)
-    translate_tokens(translator, sources[:1], args.beam, 1)  # warm-up
-    start = time.perf_counter()
-    hyps, scores = translate_tokens(translator, sources, args.beam, args.batch_size)
-    seconds = time.perf_counter() - start
+    hyps, scores, seconds = timed_translation(sources, args.beam, args.batch_size, args.threads)
     print(f"ctranslate2 fp32 beam {args.beam} batch {args.batch_size} threads {args.threads}: "
           f"{len(hyps)} sentences in {seconds:.2f}s ({len(hyps) / seconds:.2f} sentences/s)")
     if args.no_fairseq:
