@@ -86,6 +86,9 @@ def main():
     ap.add_argument("--sentences", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--ct2-threads", type=int, default=None,
+                    help="CTranslate2's intra_threads (default --threads). On session 12's "
+                         "2-core Intel VM CTranslate2 ran 10x slower with 2 than with 1")
     ap.add_argument("--draft-vocab", type=int, default=1536,
                     help="the speculative engine's draft shortlist, as make demo runs it "
                          "(0: the draft scores every token)")
@@ -101,7 +104,8 @@ def main():
     draft = load_draft(task, args.draft, target)
     folder = tempfile.mkdtemp(prefix="benchmark_engines-")
     vocab = shortlist(task.target_dictionary, args.draft_vocab, args.draft_vocab_counts)
-    report = {"threads": args.threads, "sentences": args.sentences, "repeats": args.repeats,
+    ct2_threads = args.ct2_threads or args.threads
+    report = {"threads": args.threads, "ct2_threads": ct2_threads, "sentences": args.sentences, "repeats": args.repeats,
               "draft_vocab": args.draft_vocab, "settings": []}
     for name, beam, bsz in SETTINGS:
         samples, n = batches(task, args.sentences, bsz)
@@ -113,7 +117,7 @@ def main():
                                             samples, task.target_dictionary),
             "fairseq_fast default": fairseq_engine(task.build_generator([target], gen_cfg),
                                                    target, samples, task.target_dictionary),
-            "CTranslate2": ct2_engine(samples, task.source_dictionary, beam, bsz, args.threads,
+            "CTranslate2": ct2_engine(samples, task.source_dictionary, beam, bsz, ct2_threads,
                                       folder)}
         if beam == 1:
             spec = SpeculativeSequenceGenerator([target], task.target_dictionary,
@@ -144,7 +148,7 @@ def print_table(report):
     engines = ["stock fairseq", "fairseq_fast default", "fairseq_fast speculative",
                "CTranslate2"]
     print(f"\nsentences/s (x stock; identical to stock), {report['sentences']} sentences, "
-          f"{report['threads']} threads, fp32")
+          f"{report['threads']} threads (CTranslate2 {report.get('ct2_threads', report['threads'])}), fp32")
     print("| setting | batch | " + " | ".join(engines) + " |")
     print("|---|---|" + "---|" * len(engines))
     for row in report["settings"]:

@@ -30,9 +30,10 @@ def ours(data):
     return demo.generate(data, 1, plugin=True, draft_vocab=1536)["sentences_per_s"]
 
 
-def ctranslate2(sentences):
+def ctranslate2(sentences, threads):
     done = subprocess.run([sys.executable, os.path.join(SCRIPTS, "ctranslate2_baseline.py"),
-                           "--sentences", str(sentences), "--no-fairseq"],
+                           "--sentences", str(sentences), "--no-fairseq",
+                           "--threads", str(threads)],
                           capture_output=True, text=True, cwd=ROOT)
     if done.returncode != 0:
         sys.exit(f"benchmark_latency: ctranslate2_baseline.py failed:\n{done.stderr[-2000:]}")
@@ -43,20 +44,24 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sentences", type=int, default=1131, help="first N test sentences")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--ct2-threads", type=int, default=2,
+                    help="CTranslate2's intra_threads (on session 12's 2-core Intel VM it ran "
+                         "10x slower with 2 than with 1)")
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_latency.json"))
     args = ap.parse_args()
     data = demo.binarise(args.sentences)
     runs = {"fairseq_fast speculative": [], "CTranslate2": []}
     for r in range(args.repeats):
         order = [("fairseq_fast speculative", lambda: ours(data)),
-                 ("CTranslate2", lambda: ctranslate2(args.sentences))]
+                 ("CTranslate2", lambda: ctranslate2(args.sentences, args.ct2_threads))]
         for name, fn in (order if r % 2 == 0 else order[::-1]):
             runs[name].append(fn())
             print(f"[latency] repeat {r + 1}: {name} {runs[name][-1]:.2f} sentences/s",
                   flush=True)
     medians = {name: statistics.median(v) for name, v in runs.items()}
     ratio = medians["fairseq_fast speculative"] / medians["CTranslate2"]
-    print(f"\ngreedy, batch 1, float32, {args.sentences} test sentences, 2 threads, "
+    print(f"\ngreedy, batch 1, float32, {args.sentences} test sentences, 2 threads "
+          f"(CTranslate2 {args.ct2_threads}), "
           f"{args.repeats} repeats (medians)")
     print("| engine | sentences/s | ms per sentence | runs (sentences/s) |")
     print("|---|---|---|---|")
@@ -67,7 +72,7 @@ def main():
           f"({'faster' if ratio >= 1 else 'slower'})")
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w") as f:
-        json.dump({"sentences": args.sentences, "runs": runs, "medians": medians,
+        json.dump({"sentences": args.sentences, "ct2_threads": args.ct2_threads, "runs": runs, "medians": medians,
                    "ratio": ratio}, f, indent=1)
 
 
