@@ -145,6 +145,23 @@ def test_weights_changed_in_place_are_used():
 
 
 @needs_kernel
+def test_reassigned_weights_are_used():
+    """A parameter replaced by a new one (module.weight = Parameter(...)) is followed too."""
+    model = translation_model(TASK, layers=1, dim=64, heads=4, ffn=128, dtype=torch.float32)
+    sample = source_batch(DICT, [6, 4], seed=0)
+    lean = LeanDecoder(model.decoder)
+    ref = LeanDecoder(model.decoder)
+    ref.fused_layers = None
+    with torch.no_grad():
+        before = _drive(model, lean, sample)[0][0]
+        fc1 = model.decoder.layers[0].fc1
+        fc1.weight = torch.nn.Parameter(fc1.weight * 0.5)
+        after = _drive(model, lean, sample)[0][0]
+        assert not _close(after, before, 1e-3)
+        assert _close(after, _drive(model, ref, sample)[0][0])
+
+
+@needs_kernel
 @pytest.mark.parametrize("normalize_before", [False, True])
 @pytest.mark.parametrize("lengths", [[9], [7, 3, 9]])
 def test_encoder_layers_in_one_call_match_fairseqs_encoder(normalize_before, lengths):
