@@ -12,7 +12,8 @@ repeat, medians of sentences/s:
 - fairseq_fast speculative (greedy only): the demo draft, --draft-len 4, --draft-vocab 1536
   with the demo's counts file (what make demo runs; --draft-vocab 0 for the full vocabulary);
 - CTranslate2 4.8.5: the same target.pt converted with its FairseqConverter to float32
-  (scripts/ctranslate2_baseline.py), intra_threads = --threads, settings equal to fairseq's
+  (scripts/ctranslate2_baseline.py), intra_threads = --ct2-threads (default --threads),
+  settings equal to fairseq's
   defaults (length penalty 1, at most 200 tokens + </s>). It runs in a process of its own, one
   per repeat (`ctranslate2_baseline.py --sources-json`, which times translate_batch alone after a
   warm-up): loaded into this process, CTranslate2's thread runtime slowed torch's runs that came
@@ -22,9 +23,11 @@ The fairseq engines time their generation loop in this process (models loaded on
 "identical" is the share of sentences whose tokens equal stock's.
 """
 import argparse
+import atexit
 import copy
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -97,16 +100,17 @@ def main():
     args = ap.parse_args()
     torch.set_grad_enabled(False)
     torch.set_num_threads(args.threads)
-    target, cfg, task = load_target(args.target, args.data)
     if os.path.abspath(args.target) != os.path.abspath(ct2.MODEL):
         sys.exit("benchmark_engines: CTranslate2 runs the demo target only (ctranslate2_baseline"
                  ".py converts it); leave --target at its default")
+    target, cfg, task = load_target(args.target, args.data)
     draft = load_draft(task, args.draft, target)
     folder = tempfile.mkdtemp(prefix="benchmark_engines-")
+    atexit.register(shutil.rmtree, folder, True)
     vocab = shortlist(task.target_dictionary, args.draft_vocab, args.draft_vocab_counts)
     ct2_threads = args.ct2_threads or args.threads
-    report = {"threads": args.threads, "ct2_threads": ct2_threads, "sentences": args.sentences, "repeats": args.repeats,
-              "draft_vocab": args.draft_vocab, "settings": []}
+    report = {"threads": args.threads, "ct2_threads": ct2_threads, "sentences": args.sentences,
+              "repeats": args.repeats, "draft_vocab": args.draft_vocab, "settings": []}
     for name, beam, bsz in SETTINGS:
         samples, n = batches(task, args.sentences, bsz)
         gen_cfg = copy.deepcopy(cfg.generation)
@@ -148,7 +152,8 @@ def print_table(report):
     engines = ["stock fairseq", "fairseq_fast default", "fairseq_fast speculative",
                "CTranslate2"]
     print(f"\nsentences/s (x stock; identical to stock), {report['sentences']} sentences, "
-          f"{report['threads']} threads (CTranslate2 {report.get('ct2_threads', report['threads'])}), fp32")
+          f"{report['threads']} threads (CTranslate2 "
+          f"{report.get('ct2_threads', report['threads'])}), fp32")
     print("| setting | batch | " + " | ".join(engines) + " |")
     print("|---|---|" + "---|" * len(engines))
     for row in report["settings"]:

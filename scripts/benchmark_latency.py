@@ -72,8 +72,8 @@ def main():
           f"({'faster' if ratio >= 1 else 'slower'})")
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w") as f:
-        json.dump({"sentences": args.sentences, "ct2_threads": args.ct2_threads, "runs": runs, "medians": medians,
-                   "ratio": ratio}, f, indent=1)
+        json.dump({"sentences": args.sentences, "ct2_threads": args.ct2_threads, "runs": runs,
+                   "medians": medians, "ratio": ratio}, f, indent=1)
 
 
 if __name__ == "__main__":
