@@ -5,15 +5,22 @@ travels up through fairseq's own call stack; the hook installed here prints
 `fairseq_fast: error: ...` and exits with status 2 (or the error's `exit_code`). Python users
 (the hub) get the exception.
 
-An error with `exit_now = True` (a generation run the pipeline stopped midway) skips the
-interpreter's finalisation: fairseq's data loader prefetches batches in a daemon thread, and a
-daemon thread caught inside a torch op while Python finalises aborts the process with
-"terminate called without an active exception" (pytorch#38228), a second line after ours. Such
-errors are raised only after everything generated has been written and flushed.
+An error with `exit_now = True` (a generation run the pipeline stopped midway) ends the process
+without finalising the interpreter, after everything generated has been written and flushed:
+fairseq's data loader is still prefetching (a daemon thread, and DataLoader worker processes),
+and a daemon thread caught inside a torch op while Python finalises aborts the process
+("terminate called without an active exception", pytorch#38228). So the hook first makes the
+rest of the process quiet — other threads' exceptions unprinted, torch's SIGCHLD handler
+replaced, the child processes (data-loader workers) killed, which a SIGKILL keeps silent, before
+an os._exit could cut a transfer from them and make them print — then prints the one line and
+calls os._exit.
 """
 import logging
+import multiprocessing
 import os
+import signal
 import sys
+import threading
 
 EXIT_CODE = 2
 
@@ -25,9 +32,11 @@ class UserError(ValueError):
 def _hook(previous):
     def excepthook(exc_type, exc, tb):
         if issubclass(exc_type, UserError):
+            status = getattr(exc, "exit_code", EXIT_CODE)
+            if getattr(exc, "exit_now", False):
+                _quiet_the_process()
             sys.stderr.write(f"fairseq_fast: error: {exc}\n")
             sys.stderr.flush()
-            status = getattr(exc, "exit_code", EXIT_CODE)
             if getattr(exc, "exit_now", False):
                 _exit_now(status)
             # excepthook's own exit status would be 1
@@ -36,6 +45,17 @@ def _hook(previous):
 
     excepthook.fairseq_fast = True
     return excepthook
+
+
+def _quiet_the_process():
+    threading.excepthook = lambda args: None
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # torch's raises when a worker dies
+    children = multiprocessing.active_children()
+    for child in children:
+        child.kill()
+    for child in children:
+        child.join(5)
 
 
 def _exit_now(status):
