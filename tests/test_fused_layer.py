@@ -127,9 +127,21 @@ def test_where_the_fused_layers_are_not_taken():
         assert attn.shape == (2, 2, sample["net_input"]["src_tokens"].size(1))
 
 
+def _halve_in_place(layer):
+    for p in layer.parameters():
+        p.mul_(0.5)
+
+
+def _reassign_fc1(layer):
+    layer.fc1.weight = torch.nn.Parameter(layer.fc1.weight * 0.5)
+
+
 @needs_kernel
-def test_weights_changed_in_place_are_used():
-    """The argument structs and packed weights follow a parameter changed in place."""
+@pytest.mark.parametrize("change", [_halve_in_place, _reassign_fc1],
+                         ids=["in-place", "reassigned"])
+def test_changed_weights_are_used(change):
+    """The argument structs and packed weights follow a parameter changed in place or replaced
+    by a new one (module.weight = Parameter(...))."""
     model = translation_model(TASK, layers=1, dim=64, heads=4, ffn=128, dtype=torch.float32)
     sample = source_batch(DICT, [6, 4], seed=0)
     lean = LeanDecoder(model.decoder)
@@ -137,25 +149,7 @@ def test_weights_changed_in_place_are_used():
     ref.fused_layers = None
     with torch.no_grad():
         before = _drive(model, lean, sample)[0][0]
-        for p in model.decoder.layers[0].parameters():
-            p.mul_(0.5)
-        after = _drive(model, lean, sample)[0][0]
-        assert not _close(after, before, 1e-3)
-        assert _close(after, _drive(model, ref, sample)[0][0])
-
-
-@needs_kernel
-def test_reassigned_weights_are_used():
-    """A parameter replaced by a new one (module.weight = Parameter(...)) is followed too."""
-    model = translation_model(TASK, layers=1, dim=64, heads=4, ffn=128, dtype=torch.float32)
-    sample = source_batch(DICT, [6, 4], seed=0)
-    lean = LeanDecoder(model.decoder)
-    ref = LeanDecoder(model.decoder)
-    ref.fused_layers = None
-    with torch.no_grad():
-        before = _drive(model, lean, sample)[0][0]
-        fc1 = model.decoder.layers[0].fc1
-        fc1.weight = torch.nn.Parameter(fc1.weight * 0.5)
+        change(model.decoder.layers[0])
         after = _drive(model, lean, sample)[0][0]
         assert not _close(after, before, 1e-3)
         assert _close(after, _drive(model, ref, sample)[0][0])
