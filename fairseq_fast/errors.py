@@ -33,11 +33,12 @@ def _hook(previous):
     def excepthook(exc_type, exc, tb):
         if issubclass(exc_type, UserError):
             status = getattr(exc, "exit_code", EXIT_CODE)
-            if getattr(exc, "exit_now", False):
+            exit_now = getattr(exc, "exit_now", False)
+            if exit_now:
                 _quiet_the_process()
             sys.stderr.write(f"fairseq_fast: error: {exc}\n")
             sys.stderr.flush()
-            if getattr(exc, "exit_now", False):
+            if exit_now:
                 _exit_now(status)
             # excepthook's own exit status would be 1
             sys.exit(status)

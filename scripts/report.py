@@ -107,8 +107,8 @@ def print_tables(report):
     latency = report.get("latency")
     if latency:
         medians = latency["medians"]
-        print(f"\nlatency, greedy batch 1, {latency['sentences']} sentences, each engine in its own "
-              f"process: " + ", ".join(f"{name} {x:.2f} sentences/s"
+        print(f"\nlatency, greedy batch 1, {latency['sentences']} sentences, each engine in "
+              f"its own process: " + ", ".join(f"{name} {x:.2f} sentences/s"
                                         for name, x in medians.items())
               + f"; speculative / CTranslate2 {latency['ratio']:.2f}x")
 

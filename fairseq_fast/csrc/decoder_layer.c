@@ -1,9 +1,10 @@
 /* decoder_layer.c: one fairseq TransformerDecoderLayer step in one call (float32, CPU).
  *
  * Built with small_gemm.c and attention.c into one library (small_gemm.py), called by
- * fused_layer.py for decoder layers and (without cross attention, not causal) encoder layers. A decoder step on a small model is dozens of tiny tensor ops per layer; each
- * costs tens of microseconds inside a real step (its data and the dispatcher's code evicted by
- * the weights streamed before it), more than its arithmetic. Here a layer is eight calls into
+ * fused_layer.py for decoder layers and (without cross attention, not causal) encoder layers.
+ * A decoder step on a small model is dozens of tiny tensor ops per layer; each costs tens of
+ * microseconds inside a real step (its data and the dispatcher's code evicted by the weights
+ * streamed before it), more than its arithmetic. Here a layer is eight calls into
  * the matmul and attention kernels with layer norms in between, and nothing else:
  *
  *   pre-norm (normalize_before):              post-norm:
@@ -77,9 +78,9 @@ static void layer_norm(const dl_norm *nm, const float *x, float *y, int64_t R, i
 /* x [B * n, dim] in place. cache_k/v: [B, H, capacity, D] with strides (cb, ch, ct), D
  * contiguous; start [B]; total = keys to read (max(start) + n). An encoder layer: start NULL,
  * the n inputs written to slots 0 .. n - 1 and every one of them visible to every query except
- * where self_pad [B, n] is nonzero (source padding), total = n, no cross attention. cross_k/v [B / group, H, S, D]
- * with strides (xb, xh, xt); pad [B / group, S] or NULL. work: B * n * (2 * dim +
- * max(3 * dim, ffn)) floats. */
+ * where self_pad [B, n] is nonzero (source padding), total = n, no cross attention.
+ * cross_k/v [B / group, H, S, D] with strides (xb, xh, xt); pad [B / group, S] or NULL.
+ * work: B * n * (2 * dim + max(3 * dim, ffn)) floats. */
 void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
                   float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,
                   int64_t total, const uint8_t *self_pad, const float *cross_k,
