@@ -16,9 +16,12 @@ equal query/key/value sizes, no NormFormer extras; anything else takes the Pytho
 the reference (and what float64 tests check against stock).
 
 Weights are the ones packed_linear.py packs (the same cache: packed once, packed again when a
-weight changes); the per-layer argument structs are rebuilt only when a parameter changes.
+weight changes); the per-layer argument structs are rebuilt only when a parameter changes, which
+`refresh()` checks once per batch (LeanDecoder.init_state, FusedEncoder.forward), not per call:
+checking ~150 parameters cost ~30 us, ~5% of a batch-1 speculative run at 74 calls a sentence.
 """
 import ctypes
+import weakref
 from typing import List, Optional
 
 import torch
@@ -87,13 +90,14 @@ class FusedLayers:
         self.layers = layers
         self.linear = linear
         # the parameter dicts of every module in the layers: the structs are rebuilt when any
-        # parameter in them changes in place, is reassigned or moves (checked every call, so
-        # read straight from the dicts: Module.parameters() cost ~5% of a batch-1 step)
+        # parameter in them changes in place, is reassigned or moves (read straight from the
+        # dicts: Module.parameters() is several times slower)
         self._owners = [m._parameters for layer in layers for m in layer.modules()
                         if m._parameters]
         self._signature = None
         self._structs: List[_Layer] = []
         self._keep: list = []  # tensors the structs point into
+        self._held = None  # the last state's tensors and call arguments (_state_args)
 
     @classmethod
     def build(cls, layers: List[nn.Module], linear) -> Optional["FusedLayers"]:
@@ -116,6 +120,7 @@ class FusedLayers:
     # -- argument structs ------------------------------------------------------------------
     def _linear_struct(self, weight: Tensor, bias: Optional[Tensor]) -> _Linear:
         packed = self.linear.packed(weight, "kernel")
+        self._keep.append(packed.data)  # alive even if the cache packs the weight again
         if bias is not None:
             bias = bias.detach().contiguous()
             self._keep.append(bias)
@@ -154,7 +159,10 @@ class FusedLayers:
         s.fc2 = self._linear_struct(layer.fc2.weight, layer.fc2.bias)
         return s
 
-    def _ensure_structs(self) -> None:
+    def refresh(self) -> None:
+        """Rebuild the argument structs if a parameter changed since the last check. Called when
+        a batch starts; a parameter changed between that and a later call of the same batch is
+        not seen (the structs still point to the packed copies of the weights it started with)."""
         signature = tuple((p.data_ptr(), p._version) for params in self._owners
                           for p in params.values() if p is not None)
         if signature != self._signature:
@@ -166,11 +174,24 @@ class FusedLayers:
     def run(self, x: Tensor, state: DecoderState, start: Tensor, total: int) -> None:
         """x [B, n, C] contiguous float32: all layers, in place. The state's self-attention
         cache receives the n new keys/values of row b at slots start[b] .. start[b] + n - 1."""
-        bsz = x.size(0)
+        caches, crosses, pad = self._state_args(state, x.size(0))
+        self._call(x, caches, start.contiguous(), total, None, crosses, pad)
+
+    def _state_args(self, state: DecoderState, bsz: int):
+        """The state's per-layer cache and encoder K/V arguments, worked out again only when
+        one of its tensors was replaced (growth, rows leaving, reordered sentences): the steps
+        of a batch reuse them. Only weak references to the state's tensors are kept, so that a
+        finished batch's cache is freed (a reference that died never matches)."""
+        tensors = (state.self_k, state.self_v, state.cross_mask, *state.cross_k, *state.cross_v)
+        held = self._held
+        if (held is not None and len(held[0]) == len(tensors) and held[1] == bsz
+                and all((r is None and t is None) or (r is not None and r() is t)
+                        for r, t in zip(held[0], tensors))):
+            return held[2]
         pad = None
         if state.cross_mask is not None:
             pad = state.cross_mask.reshape(state.cross_mask.size(0), -1).contiguous()
-        crosses = []
+        crosses, copies = [], [pad]
         for i in range(len(self.layers)):
             if not state.cross_k:
                 crosses.append(_NO_CROSS)
@@ -178,26 +199,37 @@ class FusedLayers:
             ck, cv = state.cross_k[i], state.cross_v[i]
             if ck.stride() != cv.stride() or ck.stride(3) != 1:
                 ck, cv = ck.contiguous(), cv.contiguous()
+                copies += [ck, cv]  # held with the arguments that point into them
             crosses.append((ck.data_ptr(), cv.data_ptr(), ck.stride(0), ck.stride(1),
                             ck.stride(2), ck.size(2), bsz // ck.size(0)))
-        self._call(x, list(zip(state.self_k, state.self_v)), start.contiguous(), total, None,
-                   crosses, pad)
+        args = ([_cache_args(k, v) for k, v in zip(state.self_k, state.self_v)], crosses, pad)
+        refs = tuple(None if t is None else weakref.ref(t) for t in tensors)
+        self._held = (refs, bsz, args, copies)
+        return args
 
     def _call(self, x: Tensor, caches, start: Optional[Tensor], total: int,
               self_pad: Optional[Tensor], crosses, pad: Optional[Tensor]) -> None:
-        """dl_layer_f32 for every layer on x [B, n, C] in place; caches[i] = layer i's (k, v)
-        [B, H, capacity, D]; crosses[i] = its encoder K/V arguments (_NO_CROSS: none)."""
-        self._ensure_structs()
+        """dl_layer_f32 for every layer on x [B, n, C] in place; caches[i] = layer i's self-
+        attention K/V arguments (_cache_args); crosses[i] = its encoder K/V arguments
+        (_NO_CROSS: none)."""
+        if self._signature is None:
+            self.refresh()
         bsz, n, dim = x.shape
         ffn = max(s.ffn for s in self._structs)
         work = x.new_empty(bsz * n * (2 * dim + max(3 * dim, ffn)))
         threads = torch.get_num_threads()
         fn = small_gemm._lib.dl_layer_f32
-        for s, (k, v), cross in zip(self._structs, caches, crosses):
-            fn(ctypes.byref(s), x.data_ptr(), bsz, n, k.data_ptr(), v.data_ptr(), k.stride(0),
-               k.stride(1), k.stride(2), None if start is None else start.data_ptr(), total,
+        for s, cache, cross in zip(self._structs, caches, crosses):
+            fn(ctypes.byref(s), x.data_ptr(), bsz, n, *cache,
+               None if start is None else start.data_ptr(), total,
                None if self_pad is None else self_pad.data_ptr(), *cross,
                None if pad is None else pad.data_ptr(), work.data_ptr(), threads)
+
+
+def _cache_args(k: Tensor, v: Tensor) -> tuple:
+    """A layer's self-attention K/V [B, H, capacity, D] (same strides) as dl_layer_f32 takes
+    them: the two pointers and the strides of B, H and capacity."""
+    return (k.data_ptr(), v.data_ptr(), k.stride(0), k.stride(1), k.stride(2))
 
 
 _NO_CROSS = (None, None, 0, 0, 0, 0, 1)  # cross_k, cross_v, 3 strides, source length, group
@@ -253,7 +285,8 @@ class FusedEncoder:
             shape = (2, bsz, layer.self_attn.num_heads, length, layer.self_attn.head_dim)
             if shape not in scratch:
                 scratch[shape] = x.new_empty(shape)
-            caches.append(tuple(scratch[shape]))
+            caches.append(_cache_args(*scratch[shape]))
+        self.layers.refresh()
         self.layers._call(x, caches, None, length, padding.contiguous() if has_pads else None,
                           [_NO_CROSS] * len(caches), None)
         if enc.layer_norm is not None:

@@ -135,6 +135,8 @@ class LeanDecoder:
         once. encoder_out is fairseq's encoder output dict (or None for language models), one
         entry per source sentence; with fewer sentences than rows, each sentence serves
         batch / sentences consecutive rows (its beams) without being copied."""
+        if self.fused_layers is not None:
+            self.fused_layers.refresh()  # weights changed since the last batch
         cross_k: List[Tensor] = []
         cross_v: List[Tensor] = []
         cross_mask = None

@@ -66,7 +66,9 @@ class DraftModelProposer:
         product = torch.ones(bsz, dtype=torch.float64, device=tokens.device)
         drafted = torch.full((bsz,), k, dtype=torch.long, device=tokens.device)
         running = torch.ones(bsz, dtype=torch.bool, device=tokens.device)
+        ended = None  # without a stop rule: rows that proposed EOS so far
         withdraw = 1 if stop is not None and stop.discards_last else 0
+        first = n_tokens - 1
         for j in range(k):
             logits = self.lean.forward(state, feed)
             self.calls += 1
@@ -76,33 +78,43 @@ class DraftModelProposer:
                 width, last = 1, torch.zeros_like(last)
             else:
                 logits = logits[:, -1:]
-            steps = (n_tokens - 1 + j)[:, None]
-            lprobs = self.rules.log_probs(self.model, logits, steps, tokens, prefix)
+            lprobs = self.rules.log_probs(self.model, logits, (first + j)[:, None], tokens,
+                                          prefix)
             if self.sampler is None:
                 draft = lprobs[:, 0].argmax(-1)
-                prob = lprobs[:, 0].gather(1, draft[:, None]).squeeze(1).exp()
             else:
                 q = self.sampler.distribution(lprobs[:, 0])
                 draft = torch.multinomial(q, 1).squeeze(1)
-                prob = q.gather(1, draft[:, None]).squeeze(1)
                 qs.append(q)
+            if stop is not None:  # the draft's probability of its token
+                prob = (lprobs[:, 0].gather(1, draft[:, None]).squeeze(1).exp()
+                        if self.sampler is None else q.gather(1, draft[:, None]).squeeze(1))
             tokens[rows, n_tokens + j] = draft
             drafts.append(draft)
             feed = draft[:, None]
             if j + 1 == k:
                 break
             ends = draft == self.rules.eos
-            if stop is not None:
-                product = product * prob.double()
-                halted = stop.stop(prob, product) & running
-                drafted = torch.where(halted, drafted.new_tensor(j + 1 - withdraw), drafted)
-                ends = ends & ~halted
-                running = running & ~halted
+            if stop is None:  # the common case in few ops a step; `drafted` after the loop
+                ended = ends if ended is None else ended | ends
+                if bool(ended.all()):
+                    break
+                continue
+            product = product * prob.double()
+            halted = stop.stop(prob, product) & running
+            drafted = torch.where(halted, drafted.new_tensor(j + 1 - withdraw), drafted)
+            ends = ends & ~halted
+            running = running & ~halted
             drafted = torch.where(ends & running, drafted.new_tensor(j + 1), drafted)
             running = running & ~ends
             if not bool(running.any()):
                 break
-        if stop is not None and stop.discards_last:  # the last step's token may be withdrawn too
+        if stop is None:  # a row's drafts end at its first EOS (or the last step)
+            drafted.fill_(len(drafts))
+            if bsz > 1 and len(drafts) > 1:
+                is_eos = torch.stack(drafts[:-1], dim=1) == self.rules.eos
+                drafted = torch.where(is_eos.any(1), is_eos.long().argmax(1) + 1, drafted)
+        elif stop.discards_last:  # the last step's token may be withdrawn too
             halted = stop.stop(prob, product * prob.double()) & running
             drafted = torch.where(halted, drafted - 1, drafted)
         self.last_steps = len(drafts)

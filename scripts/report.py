@@ -2,6 +2,7 @@
 """The whole benchmark suite on the demo pair, one command: JSON, PNG and the README's tables.
 
     python scripts/report.py [--quick] [--only engines,pipeline,...] [--out work/report]
+                             [--ct2-threads N]
 
 Runs one benchmark after another (never two at once: they time each other otherwise), each in
 its own process, each writing its JSON into --out:
@@ -48,7 +49,7 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "100"], ["--sentenc
           ["--sentences", "40", "--repeats", "1"])]
 
 
-def run_suite(names, out, quick):
+def run_suite(names, out, quick, ct2_threads=None):
     for name, script, full, small in SUITE:
         if name not in names:
             continue
@@ -56,6 +57,8 @@ def run_suite(names, out, quick):
                 "--json", os.path.join(out, f"{name}.json")]
         if name == "bild":
             args += ["--png", os.path.join(out, "bild_sweep.png")]
+        if name in ("engines", "latency") and ct2_threads:
+            args += ["--ct2-threads", str(ct2_threads)]
         print(f"[report] {name}: {' '.join(args[1:])}", flush=True)
         subprocess.run(args, check=True)
 
@@ -132,7 +135,9 @@ def plot(report, png):
         ax1.bar(xs, ys, width, label=engine)
     ax1.set_xticks(range(len(engines)))
     ax1.set_xticklabels([f"{r['setting']}\nbatch {r['batch_size']}" for r in engines])
-    ax1.set_ylabel("sentences/s (fp32, 2 CPU threads)")
+    threads = report.get("engines", {}).get("threads", 2)
+    ct2 = report.get("engines", {}).get("ct2_threads", threads)
+    ax1.set_ylabel(f"sentences/s (fp32; torch {threads} threads, CTranslate2 {ct2})")
     ax1.set_yscale("log")
     ax1.set_title("demo target: stock fairseq, fairseq_fast, CTranslate2")
     ax1.legend(fontsize=8)
@@ -153,6 +158,10 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default=",".join(name for name, *_ in SUITE))
     ap.add_argument("--no-run", action="store_true", help="only merge, plot and print")
+    ap.add_argument("--ct2-threads", type=int, default=None,
+                    help="CTranslate2's intra_threads in the engines and latency steps (default: "
+                         "theirs, 2; on session 12's 2-core Intel VM CTranslate2 ran ~10x "
+                         "slower with 2 than with 1)")
     ap.add_argument("--out", default=os.path.join(ROOT, "work", "report"))
     ap.add_argument("--png", default=os.path.join(ROOT, "docs", "report.png"))
     args = ap.parse_args()
@@ -161,7 +170,7 @@ def main():
     if unknown:
         sys.exit(f"report: unknown --only {','.join(sorted(unknown))}")
     if not args.no_run:
-        run_suite(args.only.split(","), args.out, args.quick)
+        run_suite(args.only.split(","), args.out, args.quick, args.ct2_threads)
     report = load(args.out)
     with open(os.path.join(args.out, "report.json"), "w") as f:
         json.dump(report, f, indent=1)

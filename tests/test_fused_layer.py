@@ -25,8 +25,10 @@ def _close(a, b, tol=1e-5):
 
 
 def _drive(model, lean, sample, group=1):
-    """Prefill 4 inputs, roll rows back to different lengths, verify a 3-token window, then one
-    single-token step: the logits of all three calls and the cache."""
+    """Prefill 4 inputs, roll rows back to different lengths, verify a 3-token window, one
+    single-token step, then a step after the batch kept only its last and first sentences (in
+    that order) and one after the first one's beams swapped places: the logits of all five calls and
+    the cache."""
     bsz = (sample["net_input"]["src_tokens"].size(0) if sample is not None else 3) * group
     enc = None
     if sample is not None:
@@ -37,6 +39,13 @@ def _drive(model, lean, sample, group=1):
     state.rollback_to(torch.arange(bsz) % 3 + 2)  # rows at 2, 3, 4, 2, ... inputs
     out.append(lean.forward(state, tokens[:, 4:7]))
     out.append(lean.forward(state, tokens[:, 7:8]))
+    beams, last = torch.arange(group), bsz - group
+    kept = torch.cat([last + beams, beams])  # last and first sentences: rows leave, K/V move
+    state.select_rows(kept)
+    out.append(lean.forward(state, tokens[kept, 8:9]))
+    swapped = torch.cat([beams.flip(0), group + beams])  # same size: beams change places
+    state.select_rows(swapped)
+    out.append(lean.forward(state, tokens[kept[swapped], 9:10]))
     used = int(state.lengths.max())
     return out, state.self_k[:, :, :, :used], state.lengths
 
@@ -56,7 +65,7 @@ def _both_paths(model, sample, group=1):
             else:
                 lean.fused_layers = None
             results[fused] = _drive(model, lean, sample, group)
-            assert len(calls) == (3 if fused else 0)
+            assert len(calls) == (5 if fused else 0)
     return results[True], results[False]
 
 
