@@ -17,8 +17,9 @@ the reference (and what float64 tests check against stock).
 
 Weights are the ones packed_linear.py packs (the same cache: packed once, packed again when a
 weight changes); the per-layer argument structs are rebuilt only when a parameter changes, which
-`refresh()` checks once per batch (LeanDecoder.init_state, FusedEncoder.forward), not per call:
-checking ~150 parameters cost ~30 us, ~5% of a batch-1 speculative run at 74 calls a sentence.
+checked once per batch (the first call after LeanDecoder.init_state's `new_batch()`, and every
+FusedEncoder.forward), not per call: checking ~150 parameters cost ~30 us, ~5% of a batch-1
+speculative run at 74 calls a sentence.
 """
 import ctypes
 import weakref
@@ -95,6 +96,7 @@ class FusedLayers:
         self._owners = [m._parameters for layer in layers for m in layer.modules()
                         if m._parameters]
         self._signature = None
+        self._checked = False  # the parameters checked since new_batch()
         self._structs: List[_Layer] = []
         self._keep: list = []  # tensors the structs point into
         self._held = None  # the last state's tensors and call arguments (_state_args)
@@ -159,10 +161,15 @@ class FusedLayers:
         s.fc2 = self._linear_struct(layer.fc2.weight, layer.fc2.bias)
         return s
 
+    def new_batch(self) -> None:
+        """A batch starts: its first call checks the parameters. A parameter changed after
+        that, within the same batch, is not seen (the structs keep pointing to the packed copies
+        of the weights the batch started with, which they keep alive)."""
+        self._checked = False
+
     def refresh(self) -> None:
-        """Rebuild the argument structs if a parameter changed since the last check. Called when
-        a batch starts; a parameter changed between that and a later call of the same batch is
-        not seen (the structs still point to the packed copies of the weights it started with)."""
+        """Rebuild the argument structs if a parameter changed since the last check."""
+        self._checked = True
         signature = tuple((p.data_ptr(), p._version) for params in self._owners
                           for p in params.values() if p is not None)
         if signature != self._signature:
@@ -212,7 +219,7 @@ class FusedLayers:
         """dl_layer_f32 for every layer on x [B, n, C] in place; caches[i] = layer i's self-
         attention K/V arguments (_cache_args); crosses[i] = its encoder K/V arguments
         (_NO_CROSS: none)."""
-        if self._signature is None:
+        if not self._checked:
             self.refresh()
         bsz, n, dim = x.shape
         ffn = max(s.ffn for s in self._structs)

@@ -136,7 +136,7 @@ class LeanDecoder:
         entry per source sentence; with fewer sentences than rows, each sentence serves
         batch / sentences consecutive rows (its beams) without being copied."""
         if self.fused_layers is not None:
-            self.fused_layers.refresh()  # weights changed since the last batch
+            self.fused_layers.new_batch()  # its first call checks for changed weights
         cross_k: List[Tensor] = []
         cross_v: List[Tensor] = []
         cross_mask = None

@@ -123,7 +123,14 @@ def test_where_the_fused_layers_are_not_taken():
     assert not layer_supported(gelu.decoder.layers[1])
     assert layer_supported(gelu.decoder.layers[0])
     assert FusedLayers.build(list(gelu.decoder.layers), lean.linear) is None
-    assert LeanDecoder(model.double().decoder).fused_layers is not None  # built, not usable
+    double = LeanDecoder(model.double().decoder)
+    assert double.fused_layers is not None  # built, not usable: its weights are never packed
+    double.fused_layers.refresh = lambda: pytest.fail("float64 weights packed for the kernel")
+    with torch.no_grad():
+        sample = source_batch(DICT, [5, 4], seed=0)
+        enc = model.encoder.forward_torchscript(sample["net_input"])
+        state = double.init_state(enc, 2, 8, torch.float64, torch.device("cpu"))
+        assert double.forward(state, torch.full((2, 2), 5)).dtype == torch.float64
     if small_gemm.available():  # need_attn: the Python path (it returns the weights)
         model = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
         lean = LeanDecoder(model.decoder)

@@ -148,3 +148,31 @@ def test_batch_rows_equal_rows_alone():
         alone = spec.generate([tgt], {"net_input": {"src_tokens": row[:, (row != DICT.pad()).any(0)],
                                                    "src_lengths": sample["net_input"]["src_lengths"][i: i + 1]}})
         assert alone[0][0]["tokens"].tolist() == together[i][0]["tokens"].tolist()
+
+
+def test_drafts_of_a_row_end_at_its_first_eos():
+    """The proposer without a stop rule: row b offers its drafts up to and including its first
+    EOS (all k if none), each row on its own, and drafting stops once every row has ended. EOS is
+    forced by the length rule (min_len = max_len = 4: EOS nowhere before step 4, only EOS from
+    there), so rows with 4, 3 and 1 committed tokens end after 2, 3 and (past k = 4) 4 drafts."""
+    from fairseq_fast.proposer import DraftModelProposer
+    from fairseq_fast.step_rules import StepRules
+
+    model = translation_model(TASK, layers=1, seed=3)
+    rules = StepRules(pad=DICT.pad(), unk=DICT.unk(), eos=DICT.eos(), max_len=4, min_len=4)
+    proposer = DraftModelProposer(model, rules)
+    with torch.no_grad():
+        for committed, want in (([4, 3, 1], [2, 3, 4]), ([4, 4, 4], [2, 2, 2])):
+            sample = source_batch(DICT, [5, 3, 4], seed=1)
+            proposer.start(sample["net_input"], 3, 16)
+            n_tokens = torch.tensor(committed)
+            tokens = torch.full((3, 16), DICT.pad())
+            tokens[:, 0] = DICT.eos()
+            for b, n in enumerate(committed):
+                tokens[b, 1:n] = DICT.nspecial  # any word
+            drafts, _, drafted = proposer.propose(tokens, n_tokens, 4, None)
+            assert drafted.tolist() == want
+            assert drafts.size(1) == max(want)  # stopped early when every row had ended
+            for b, n in enumerate(want):
+                ends = (drafts[b, :n] == DICT.eos()).tolist()
+                assert ends == [False] * (n - 1) + [n < 4 or committed[b] > 1]
