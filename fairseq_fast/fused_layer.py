@@ -16,10 +16,10 @@ equal query/key/value sizes, no NormFormer extras; anything else takes the Pytho
 the reference (and what float64 tests check against stock).
 
 Weights are the ones packed_linear.py packs (the same cache: packed once, packed again when a
-weight changes); the per-layer argument structs are rebuilt only when a parameter changes, which
-checked once per batch (the first call after LeanDecoder.init_state's `new_batch()`, and every
-FusedEncoder.forward), not per call: checking ~150 parameters cost ~30 us, ~5% of a batch-1
-speculative run at 74 calls a sentence.
+weight changes); the per-layer argument structs are rebuilt only when a parameter changes,
+which is checked once per batch (at the first call after LeanDecoder.init_state's `new_batch()`,
+and in every FusedEncoder.forward), not per call: checking the demo target's 156 parameters took
+~30 us, ~5% of a batch-1 speculative run at 74 calls a sentence.
 """
 import ctypes
 import weakref
@@ -188,7 +188,8 @@ class FusedLayers:
         """The state's per-layer cache and encoder K/V arguments, worked out again only when
         one of its tensors was replaced (growth, rows leaving, reordered sentences): the steps
         of a batch reuse them. Only weak references to the state's tensors are kept, so that a
-        finished batch's cache is freed (a reference that died never matches)."""
+        finished batch's cache is freed (a reference that died never matches); held strongly
+        are only the source-padding mask and any encoder K/V copies the pointers point into."""
         tensors = (state.self_k, state.self_v, state.cross_mask, *state.cross_k, *state.cross_v)
         held = self._held
         if (held is not None and len(held[0]) == len(tensors) and held[1] == bsz
