@@ -189,7 +189,8 @@ class FusedLayers:
         one of its tensors was replaced (growth, rows leaving, reordered sentences): the steps
         of a batch reuse them. Only weak references to the state's tensors are kept, so that a
         finished batch's cache is freed (a reference that died never matches); held strongly
-        are only the source-padding mask and any encoder K/V copies the pointers point into."""
+        are only the source-padding mask (in the arguments) and any encoder K/V copies the
+        pointers point into."""
         tensors = (state.self_k, state.self_v, state.cross_mask, *state.cross_k, *state.cross_v)
         held = self._held
         if (held is not None and len(held[0]) == len(tensors) and held[1] == bsz
@@ -199,7 +200,7 @@ class FusedLayers:
         pad = None
         if state.cross_mask is not None:
             pad = state.cross_mask.reshape(state.cross_mask.size(0), -1).contiguous()
-        crosses, copies = [], [pad]
+        crosses, copies = [], []
         for i in range(len(self.layers)):
             if not state.cross_k:
                 crosses.append(_NO_CROSS)

@@ -160,8 +160,9 @@ def main():
     ap.add_argument("--no-run", action="store_true", help="only merge, plot and print")
     ap.add_argument("--ct2-threads", type=int, default=None,
                     help="CTranslate2's intra_threads in the engines and latency steps (default: "
-                         "theirs, 2; on session 12's 2-core Intel VM CTranslate2 ran ~10x "
-                         "slower with 2 than with 1)")
+                         "each script's own: benchmark_engines.py --threads, benchmark_latency.py "
+                         "2; on session 12's 2-core Intel VM CTranslate2 ran ~10x slower with 2 "
+                         "than with 1)")
     ap.add_argument("--out", default=os.path.join(ROOT, "work", "report"))
     ap.add_argument("--png", default=os.path.join(ROOT, "docs", "report.png"))
     args = ap.parse_args()

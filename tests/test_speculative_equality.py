@@ -161,9 +161,9 @@ def test_drafts_of_a_row_end_at_its_first_eos():
     model = translation_model(TASK, layers=1, seed=3)
     rules = StepRules(pad=DICT.pad(), unk=DICT.unk(), eos=DICT.eos(), max_len=4, min_len=4)
     proposer = DraftModelProposer(model, rules)
+    sample = source_batch(DICT, [5, 3, 4], seed=1)
     with torch.no_grad():
         for committed, want in (([4, 3, 1], [2, 3, 4]), ([4, 4, 4], [2, 2, 2])):
-            sample = source_batch(DICT, [5, 3, 4], seed=1)
             proposer.start(sample["net_input"], 3, 16)
             n_tokens = torch.tensor(committed)
             tokens = torch.full((3, 16), DICT.pad())
@@ -175,4 +175,5 @@ def test_drafts_of_a_row_end_at_its_first_eos():
             assert drafts.size(1) == max(want)  # stopped early when every row had ended
             for b, n in enumerate(want):
                 ends = (drafts[b, :n] == DICT.eos()).tolist()
-                assert ends == [False] * (n - 1) + [n < 4 or committed[b] > 1]
+                last_step = committed[b] - 1 + n - 1  # the step of row b's last draft
+                assert ends == [False] * (n - 1) + [last_step >= 4]
