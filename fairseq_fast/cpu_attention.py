@@ -2,6 +2,7 @@
 
     out = cpu_attention.attend(q, k, v, start=start)   # self-attention over a cache
     out = cpu_attention.attend(q, k, v, pad=pad)       # encoder attention, source padding
+    out = cpu_attention.attend(q, k, v, start=start, origin=origin)  # a beam-search cache
 
 A decoder step attends with a few queries per row over a few dozen keys. In torch that is two
 batched matmuls, a masked fill, a softmax and the transposes around them, each a tiny op whose
@@ -12,7 +13,9 @@ FAIRSEQ_FAST_SMALL_GEMM=0 switch and fallback).
 
 Masks are described, not materialised: `start` [B] for causal self-attention over a cache (query
 j of row b sees keys t <= start[b] + j), `pad` [B / group, T] bool for source padding. Masked keys
-get probability 0, as with torch's masked_fill(-inf) + softmax. Float32 only; results differ from
+get probability 0, as with torch's masked_fill(-inf) + softmax. `origin` [B, >= T] int64 names,
+per row and key slot, the cache row that holds the key (decoder_state.py: beams reordered
+without copying their histories). Float32 only; results differ from
 torch's in float32 rounding (summation order, exp), ~1e-7 relative.
 """
 from typing import Optional
@@ -30,14 +33,17 @@ def usable(q: Tensor) -> bool:
 
 
 def attend(q: Tensor, k: Tensor, v: Tensor, start: Optional[Tensor] = None,
-           pad: Optional[Tensor] = None) -> Tensor:
+           pad: Optional[Tensor] = None, origin: Optional[Tensor] = None) -> Tensor:
     """q [B, H, n, D] (already scaled), k/v [B / g, H, T, D] with the same strides, shared by g
     consecutive rows; start [B] int64 or pad [B / g, T] bool (True = masked) or neither.
-    Returns [B, n, H * D] float32."""
+    With origin [B, >= T] int64, k/v are [R, H, T, D] cache rows and row b's key t is
+    k[origin[b, t], :, t]. Returns [B, n, H * D] float32."""
     if not small_gemm.available():
         raise RuntimeError("the attention kernel is not available (see usable())")
     b, h, n, d = q.shape
-    group = b // k.size(0)
+    group = 1 if origin is not None else b // max(k.size(0), 1)
+    if origin is None and group * k.size(0) != b:  # the kernel would divide by zero
+        raise ValueError(f"{b} query rows cannot share {k.size(0)} key rows evenly")
     t = k.size(2)
     if q.stride(3) != 1:
         q = q.contiguous()
@@ -53,8 +59,13 @@ def attend(q: Tensor, k: Tensor, v: Tensor, start: Optional[Tensor] = None,
     if pad is not None:
         pad = pad.reshape(k.size(0), t).contiguous()
         pad_ptr = pad.data_ptr()
+    origin_ptr, origin_stride = None, 0
+    if origin is not None:
+        if origin.stride(1) != 1:
+            origin = origin.contiguous()
+        origin_ptr, origin_stride = origin.data_ptr(), origin.stride(0)
     small_gemm._lib.fa_attend_f32(
         q.data_ptr(), q.stride(0), q.stride(1), q.stride(2), 1.0, k.data_ptr(), v.data_ptr(),
         k.stride(0), k.stride(1), k.stride(2), out.data_ptr(), b, h, n, d, t, group,
-        start_ptr, pad_ptr, torch.get_num_threads())
+        start_ptr, pad_ptr, origin_ptr, origin_stride, None, torch.get_num_threads())
     return out

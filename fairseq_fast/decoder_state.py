@@ -3,21 +3,28 @@
 One `DecoderState` holds everything a Transformer decoder needs between calls, for a batch of
 rows that may each be at a different length:
 
-    self_k, self_v   [layers, B, heads, capacity, head_dim]  self-attention keys/values
+    self_k, self_v   [layers, R, heads, capacity, head_dim]  self-attention keys/values; row b
+                     writes cache row b (R = B, or more once rows have left an `origin` state)
     lengths          [B]          how many decoder inputs of each row are cached (valid slots)
     cross_k, cross_v list over layers of [B / group, heads, src_len, head_dim], computed once per
                      source sentence and shared by its `group` consecutive rows (its beams)
     cross_mask       [B / group, 1, 1, src_len] bool, True at source padding (or None)
+    origin           [B, capacity] int64 or None: the cache row that holds row b's slot t
 
 Writing n new inputs puts them at slots lengths[b] .. lengths[b] + n - 1 of row b. Rolling back
 is only moving `lengths` down: stale slots are never read (attention masks every key at or after a
 query's own position + 1) and are overwritten by the next write, so rollback copies nothing and
 zeroes nothing. Encoder K/V are never touched by rollback.
 
-Beam search reorders rows (`select_rows` with a same-size order): only rows whose source row
-differs are copied, and only their valid slots; rows that leave the batch are compacted in place
-(valid slots only, no new buffer). Encoder K/V follow at sentence level (a sentence's beams stay
-together), so they are copied only when whole sentences leave the batch.
+Beam search reorders rows (`select_rows` with a same-size order). Without `origin`, only rows
+whose source row differs are copied, and only their valid slots; rows that leave the batch are
+compacted in place (valid slots only, no new buffer). With `origin` (fairseq's generator on CPU,
+where the attention kernel reads keys through it), nothing is copied at all: a reorder or rows
+leaving select rows of `origin`, the new row b reads its history from the cache rows its origin
+names, and writes its next slots to cache row b. That is safe because every row is at the same
+length there (one token per step for all, or one prefill): slots at or past that length are
+named by no origin yet. Encoder K/V follow at sentence level (a sentence's beams stay together),
+so they are copied only when whole sentences leave the batch.
 A state that runs out of slots doubles its capacity (`ensure_capacity`).
 """
 from dataclasses import dataclass
@@ -36,11 +43,15 @@ class DecoderState:
     cross_v: List[Tensor]
     cross_mask: Optional[Tensor]
     group: int = 1
+    origin: Optional[Tensor] = None
 
     @classmethod
     def allocate(cls, layers: int, batch: int, heads: int, head_dim: int, capacity: int,
                  cross_k: List[Tensor], cross_v: List[Tensor], cross_mask: Optional[Tensor],
-                 dtype: torch.dtype, device: torch.device, group: int = 1) -> "DecoderState":
+                 dtype: torch.dtype, device: torch.device, group: int = 1,
+                 origins: bool = False) -> "DecoderState":
+        """origins: record each slot's cache row instead of copying rows on reorders (only for
+        rows that always share one length, see the module's docstring)"""
         shape = (layers, batch, heads, capacity, head_dim)
         # zeros, not empty: masked slots get probability 0, but 0 * NaN from uninitialised
         # memory would still be NaN. Slots written once hold finite values for good.
@@ -49,6 +60,8 @@ class DecoderState:
             self_v=torch.zeros(shape, dtype=dtype, device=device),
             lengths=torch.zeros(batch, dtype=torch.long, device=device),
             cross_k=cross_k, cross_v=cross_v, cross_mask=cross_mask, group=group,
+            origin=torch.zeros(batch, capacity, dtype=torch.long, device=device)
+            if origins else None,
         )
 
     @property
@@ -66,6 +79,26 @@ class DecoderState:
             new = old.new_zeros(shape)
             new[:, :, :, : old.size(3)] = old
             setattr(self, name, new)
+        if self.origin is not None:
+            origin = self.origin.new_zeros(self.origin.size(0), capacity)
+            origin[:, : self.origin.size(1)] = self.origin
+            self.origin = origin
+
+    def wrote(self, lo: int, n: int) -> None:
+        """Every row has just written slots lo .. lo + n - 1 of its own cache row."""
+        if self.origin is not None:
+            rows = torch.arange(self.origin.size(0), device=self.origin.device)
+            self.origin[:, lo:lo + n] = rows[:, None]
+
+    def keys_values(self, layer: int, total: int):
+        """Layer's self-attention K/V for slots [0, total) as [B, heads, total, head_dim]:
+        views of the cache, or with `origin` gathered from the rows it names."""
+        k, v = self.self_k[layer][:, :, :total], self.self_v[layer][:, :, :total]
+        if self.origin is None:
+            return k, v
+        rows = self.origin[:, :total]  # [B, T]; the slot index broadcasts along it
+        slots = torch.arange(total, device=rows.device)
+        return k[rows, :, slots].transpose(1, 2), v[rows, :, slots].transpose(1, 2)
 
     def rollback_to(self, lengths: Tensor) -> None:
         """Keep only the first `lengths[b]` cached inputs of each row (lengths [B], never larger)."""
@@ -78,7 +111,9 @@ class DecoderState:
         if rows.numel() == self.lengths.numel() and torch.equal(
                 rows, torch.arange(rows.numel(), device=rows.device)):
             return  # the order is unchanged: copy nothing
-        if rows.numel() == self.lengths.numel():
+        if self.origin is not None:
+            self.origin = self.origin.index_select(0, rows)  # histories move, K/V stay
+        elif rows.numel() == self.lengths.numel():
             self._move_changed_rows(rows)
         else:  # rows leave the batch
             self._compact(rows)

@@ -9,6 +9,7 @@ reorder_incremental_state. This subclass answers the same calls from a `DecoderS
   * encoder output and encoder-decoder K/V kept once per source sentence, shared by its beams
     (grouped attention), never expanded to beam copies; copied only when sentences finish;
   * reorders copy only the rows whose beam changed, and nothing when the order is unchanged;
+    on CPU not even those: the state records which cache row holds each row's history;
   * prefill: a forced prefix (--prefix-size, a language model's prompt, the hub's prefix_tokens)
     goes through the decoder in one pass at step 0; the next steps read their scores from it.
 
@@ -128,8 +129,12 @@ class FastEnsembleModel(EnsembleModel):
             if state is None:
                 param = next(model.parameters())
                 encoder_out = encoder_outs[i] if self.has_encoder() else None
+                # on CPU (the attention kernels' path) beam reorders and finished rows move
+                # no K/V: the state records where each row's history lies (every row here is
+                # at one length, as that needs)
                 state = lean.init_state(encoder_out, feed.size(0), INITIAL_CAPACITY,
-                                        param.dtype, param.device)
+                                        param.dtype, param.device,
+                                        origins=param.device.type == "cpu")
                 incremental_states[i][STATE] = state
             if lean.has_cross_attention and state.cross_k:
                 logits, attn = lean.forward(state, feed, need_attn=True)

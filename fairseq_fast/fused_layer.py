@@ -13,7 +13,10 @@ does the same arithmetic (the matmul kernel, the attention kernel, layer norms, 
 without leaving C. Used for float32 on CPU with the kernels built, up to KERNEL_MAX_ROWS rows
 per call, for layers of the plain fairseq kind: ReLU, affine layer norms (pre- or post-norm),
 equal query/key/value sizes, no NormFormer extras; anything else takes the Python path, which is
-the reference (and what float64 tests check against stock).
+the reference (and what float64 tests check against stock). The layers read the self-attention
+cache through a state's `origin` where it has one (fairseq's generator on CPU: beams reordered
+without copies, decoder_state.py) and, when asked, hand back the last layer's encoder attention
+probabilities (fairseq's generator stores them at every step).
 
 Weights are the ones packed_linear.py packs (the same cache: packed once, packed again when a
 weight changes); the per-layer argument structs are rebuilt only when a parameter changes,
@@ -178,11 +181,21 @@ class FusedLayers:
             self._signature = signature
 
     # -- the step ---------------------------------------------------------------------------
-    def run(self, x: Tensor, state: DecoderState, start: Tensor, total: int) -> None:
+    def run(self, x: Tensor, state: DecoderState, start: Tensor, total: int,
+            need_attn: bool = False) -> Optional[Tensor]:
         """x [B, n, C] contiguous float32: all layers, in place. The state's self-attention
-        cache receives the n new keys/values of row b at slots start[b] .. start[b] + n - 1."""
+        cache receives the n new keys/values of row b at slots start[b] .. start[b] + n - 1.
+        With need_attn (and encoder K/V), returns the last layer's encoder attention averaged
+        over heads, [B, n, src_len] (as lean_decoder's Python path)."""
         caches, crosses, pad = self._state_args(state, x.size(0))
-        self._call(x, caches, start.contiguous(), total, None, crosses, pad)
+        probs = None
+        if need_attn and state.cross_k:
+            bsz, n = x.shape[:2]
+            probs = x.new_empty(bsz, self.layers[-1].encoder_attn.num_heads, n,
+                                state.cross_k[-1].size(2))
+        self._call(x, caches, start.contiguous(), total, None, crosses, pad, state.origin,
+                   probs)
+        return None if probs is None else probs.mean(dim=1)
 
     def _state_args(self, state: DecoderState, bsz: int):
         """The state's per-layer cache and encoder K/V arguments, worked out again only when
@@ -217,10 +230,12 @@ class FusedLayers:
         return args
 
     def _call(self, x: Tensor, caches, start: Optional[Tensor], total: int,
-              self_pad: Optional[Tensor], crosses, pad: Optional[Tensor]) -> None:
+              self_pad: Optional[Tensor], crosses, pad: Optional[Tensor],
+              origin: Optional[Tensor] = None, probs: Optional[Tensor] = None) -> None:
         """dl_layer_f32 for every layer on x [B, n, C] in place; caches[i] = layer i's self-
         attention K/V arguments (_cache_args); crosses[i] = its encoder K/V arguments
-        (_NO_CROSS: none)."""
+        (_NO_CROSS: none); origin: the state's (DecoderState.origin); probs [B, H, n, S]
+        receives the last layer's encoder attention probabilities."""
         if not self._checked:
             self.refresh()
         bsz, n, dim = x.shape
@@ -228,11 +243,15 @@ class FusedLayers:
         work = x.new_empty(bsz * n * (2 * dim + max(3 * dim, ffn)))
         threads = torch.get_num_threads()
         fn = small_gemm._lib.dl_layer_f32
-        for s, cache, cross in zip(self._structs, caches, crosses):
+        origin_args = (None, 0) if origin is None else (origin.data_ptr(), origin.stride(0))
+        last = len(self._structs) - 1
+        for i, (s, cache, cross) in enumerate(zip(self._structs, caches, crosses)):
             fn(ctypes.byref(s), x.data_ptr(), bsz, n, *cache,
                None if start is None else start.data_ptr(), total,
-               None if self_pad is None else self_pad.data_ptr(), *cross,
-               None if pad is None else pad.data_ptr(), work.data_ptr(), threads)
+               None if self_pad is None else self_pad.data_ptr(), *origin_args, *cross,
+               None if pad is None else pad.data_ptr(),
+               probs.data_ptr() if probs is not None and i == last else None,
+               work.data_ptr(), threads)
 
 
 def _cache_args(k: Tensor, v: Tensor) -> tuple:

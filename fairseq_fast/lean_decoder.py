@@ -130,11 +130,13 @@ class LeanDecoder:
         return self.decoder.max_positions()
 
     def init_state(self, encoder_out: Optional[dict], batch: int, capacity: int,
-                   dtype: torch.dtype, device: torch.device) -> DecoderState:
+                   dtype: torch.dtype, device: torch.device,
+                   origins: bool = False) -> DecoderState:
         """Allocate a state for `batch` rows and `capacity` decoder inputs; compute encoder K/V
         once. encoder_out is fairseq's encoder output dict (or None for language models), one
         entry per source sentence; with fewer sentences than rows, each sentence serves
-        batch / sentences consecutive rows (its beams) without being copied."""
+        batch / sentences consecutive rows (its beams) without being copied. origins: rows
+        reorder without copying K/V (DecoderState.origin; every row then at one length)."""
         if self.fused_layers is not None:
             self.fused_layers.new_batch()  # its first call checks for changed weights
         cross_k: List[Tensor] = []
@@ -157,7 +159,7 @@ class LeanDecoder:
                 cross_mask = pads[0][:, None, None, :]
         return DecoderState.allocate(len(self.layers), batch, self.heads, self.head_dim,
                                      capacity, cross_k, cross_v, cross_mask, dtype, device,
-                                     group=group)
+                                     group=group, origins=origins)
 
     def _linear(self, module: nn.Linear, x: Tensor, residual: Optional[Tensor] = None,
                 relu: bool = False) -> Tensor:
@@ -197,7 +199,10 @@ class LeanDecoder:
         starts = start.tolist()
         lo, hi = min(starts), max(starts)
         total = hi + n
+        if state.origin is not None and lo != hi:
+            raise RuntimeError("a DecoderState with origins needs every row at one length")
         state.ensure_capacity(total)
+        state.wrote(lo, n)
         steps = torch.arange(n, device=tokens.device)
         positions = start[:, None] + steps[None, :]  # [B, n]
 
@@ -211,10 +216,9 @@ class LeanDecoder:
             x = _layer_norm(dec.layernorm_embedding, x)
 
         attn = None
-        if (self.fused_layers is not None and not need_attn
-                and self.fused_layers.usable(x, bsz * n)):
+        if self.fused_layers is not None and self.fused_layers.usable(x, bsz * n):
             x = x.contiguous()  # a fresh tensor of ours: the layers update it in place
-            self.fused_layers.run(x, state, start, total)
+            attn = self.fused_layers.run(x, state, start, total, need_attn)
         else:
             x, attn = self._layers(x, state, start, positions, lo, hi, n, total, need_attn)
 
@@ -282,17 +286,18 @@ class LeanDecoder:
                                       [m.bias for m in projections])
         q = _heads(q * attn.scaling, attn.num_heads)
         k, v = _heads(k, attn.num_heads), _heads(v, attn.num_heads)
-        cache_k, cache_v = state.self_k[i], state.self_v[i]  # [B, H, capacity, D]
+        cache_k, cache_v = state.self_k[i], state.self_v[i]  # [>= B, H, capacity, D]
         if rows is None:
-            cache_k[:, :, lo:lo + n] = k
-            cache_v[:, :, lo:lo + n] = v
+            cache_k[:x.size(0), :, lo:lo + n] = k
+            cache_v[:x.size(0), :, lo:lo + n] = v
         else:  # ragged rows: scatter row b's n inputs to its own slots
             cache_k[rows, :, positions] = k.transpose(1, 2)
             cache_v[rows, :, positions] = v.transpose(1, 2)
         if fused:
-            x = cpu_attention.attend(q, cache_k[:, :, :total], cache_v[:, :, :total], start=mask)
+            x = cpu_attention.attend(q, cache_k[:, :, :total], cache_v[:, :, :total], start=mask,
+                                     origin=state.origin)
         else:
-            x = _attend(q, cache_k[:, :, :total], cache_v[:, :, :total], mask)
+            x = _attend(q, *state.keys_values(i, total), mask)
         if layer.c_attn is None and layer.attn_ln is None:
             x = self._linear(attn.out_proj, x, residual)
         else:

@@ -68,6 +68,29 @@ def test_encoder_attention_with_padding_and_shared_beams_matches_torch(rows, hea
 
 
 @needs_kernel
+@pytest.mark.parametrize("rows,heads,n,dim,keys", SHAPES)
+def test_keys_read_through_origins_match_torch_on_gathered_keys(rows, heads, n, dim, keys):
+    """origin [B, T]: row b's key t lies in cache row origin[b, t] (beam search histories
+    recorded, not copied; more cache rows than query rows once rows have left). The same as
+    torch on keys gathered row by row and slot by slot."""
+    cache_rows = rows + 2
+    q, k, v = _qkv(cache_rows, heads, n, dim, keys, seed=rows + keys)
+    q = q[:rows]
+    g = torch.Generator().manual_seed(dim + keys)
+    origin = torch.randint(0, cache_rows, (rows, keys + 3), generator=g)  # wider than T
+    start = torch.full((rows,), max(keys - n, 0))
+    slots = torch.arange(keys)
+    k_rows = k[origin[:, :keys], :, slots].transpose(1, 2)
+    v_rows = v[origin[:, :keys], :, slots].transpose(1, 2)
+    positions = start[:, None] + torch.arange(n)[None, :]
+    mask = (torch.arange(keys)[None, None, :] > positions[:, :, None])[:, None]
+    want = _attend(q, k_rows, v_rows, mask)
+    assert _close(cpu_attention.attend(q, k, v, start=start, origin=origin), want)
+    if keys > 1:  # the origins are read: rows' own keys give another answer
+        assert not _close(cpu_attention.attend(q, k[:rows], v[:rows], start=start), want)
+
+
+@needs_kernel
 def test_masked_keys_get_no_weight_and_all_masked_gives_nan_as_torch():
     q, k, v = _qkv(2, 2, 1, 32, 6)
     v[:, :, :2] = 1e30  # masked values must not leak even at probability ~0

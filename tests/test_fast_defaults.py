@@ -205,6 +205,51 @@ def test_reorder_copies_only_what_changed():
     assert state.cross_k[0].size(0) == 1 and torch.equal(state.cross_k[0][0], cross[1])
 
 
+def test_origin_state_reads_what_copies_would_without_copying():
+    """DecoderState with origins (fairseq's generator on CPU): after writes, beam reorders,
+    sentences leaving and growth, every row reads the same keys/values as the copying state,
+    while reorders and rows leaving leave the K/V buffers untouched."""
+    g = torch.Generator().manual_seed(0)
+    states = [DecoderState.allocate(2, 6, 1, 2, 4, [torch.randn(3, 1, 3, 2)] * 2,
+                                    [torch.randn(3, 1, 3, 2)] * 2, None, torch.float64, "cpu",
+                                    group=2, origins=origins) for origins in (False, True)]
+    copying, recording = states
+
+    def write(n):
+        values = torch.randn(2, 2, copying.lengths.numel(), 1, n, 2, generator=g)
+        lo = int(copying.lengths[0])
+        for state in states:
+            state.ensure_capacity(lo + n)
+            state.wrote(lo, n)
+            rows = state.lengths.numel()
+            state.self_k[:, :rows, :, lo:lo + n] = values[0]
+            state.self_v[:, :rows, :, lo:lo + n] = values[1]
+            state.lengths = state.lengths + n
+
+    def same():
+        total = int(copying.lengths[0])
+        for layer in range(2):
+            for a, b in zip(copying.keys_values(layer, total),
+                            recording.keys_values(layer, total)):
+                assert torch.equal(a, b)
+
+    write(3)
+    for rows, n in (([1, 1, 2, 2, 5, 4], 1),  # beams copy beams, two swap
+                    ([2, 3, 4, 5], 1),  # sentence 0 finished
+                    ([1, 0, 1, 1], 3),  # and a write past the capacity: growth
+                    ([2, 3], 2)):
+        buffers = (recording.self_k.clone(), recording.self_v.clone())
+        for state in states:
+            state.select_rows(torch.tensor(rows))
+        assert torch.equal(recording.self_k, buffers[0])
+        assert torch.equal(recording.self_v, buffers[1])
+        assert recording.self_k.size(1) == 6  # rows leaving free nothing, copy nothing
+        same()
+        write(n)
+        same()
+    assert recording.capacity == copying.capacity == 16  # grown twice, from 4
+
+
 def test_switches_give_fairseq_its_own_parts():
     model = translation_model(TASK, seed=1)
     ours = TASK.build_generator([model], gen_args(no_repeat_ngram_size=2))

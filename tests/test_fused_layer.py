@@ -100,8 +100,58 @@ def test_language_model_layers_in_one_call_match_the_python_path(normalize_befor
         assert _close(a, b)
 
 
+def _drive_beams(model, lean, sample, group, origins):
+    """fairseq's generator's way (every row at one length, attention weights wanted): prefill
+    3 inputs, steps after beams copy beams, after the first sentence finished (rows leave)
+    and past the capacity (growth). Logits and attention of every call."""
+    bsz = sample["net_input"]["src_tokens"].size(0) * group
+    enc = model.encoder.forward_torchscript(sample["net_input"])
+    state = lean.init_state(enc, bsz, 4, torch.float32, torch.device("cpu"), origins=origins)
+    tokens = torch.randint(4, 40, (bsz, 8), generator=torch.Generator().manual_seed(bsz))
+    out = [lean.forward(state, tokens[:, :3], need_attn=True)]
+    order = torch.arange(bsz).view(-1, group)
+    order = torch.cat([order[:, :1], order[:, :-1]], dim=1).flatten()  # beam 0 copied, shifted
+    rows = torch.arange(bsz)
+    for step, new in enumerate((order, torch.arange(group, bsz), None, None)):
+        if new is not None:
+            state.select_rows(new)
+            rows = rows[new]
+        out.append(lean.forward(state, tokens[rows, 3 + step:4 + step], need_attn=True))
+    assert state.capacity == 8  # grown
+    return out
+
+
+@needs_kernel
+@pytest.mark.parametrize("normalize_before", [False, True])
+@pytest.mark.parametrize("group", [1, 3])
+def test_beam_search_steps_in_one_call_match_the_python_path(normalize_before, group):
+    """The fused layers read the cache through the state's origins (beams reordered and rows
+    gone without copies) and return the last layer's encoder attention: logits and attention
+    as the Python path's, with origins and with copies."""
+    model = translation_model(TASK, layers=2, dim=64, heads=4, ffn=128,
+                              normalize_before=normalize_before, seed=group,
+                              dtype=torch.float32)
+    sample = source_batch(DICT, [7, 3, 9], seed=group)
+    runs = {}
+    with torch.no_grad():
+        for fused, origins in ((True, True), (False, True), (False, False)):
+            lean = LeanDecoder(model.decoder)
+            calls = []
+            if fused:
+                real = lean.fused_layers.run
+                lean.fused_layers.run = lambda *a: calls.append(1) or real(*a)
+            else:
+                lean.fused_layers = None
+            runs[fused, origins] = _drive_beams(model, lean, sample, group, origins)
+            assert len(calls) == (5 if fused else 0)
+    for other in ((False, True), (False, False)):
+        for (logits, attn), (logits_ref, attn_ref) in zip(runs[True, True], runs[other]):
+            assert _close(logits, logits_ref) and _close(attn, attn_ref)
+            assert attn.shape == logits.shape[:2] + sample["net_input"]["src_tokens"].shape[1:]
+
+
 def test_where_the_fused_layers_are_not_taken():
-    """Float64, gradients, attention weights wanted, more rows than the kernel takes,
+    """Float64, gradients, more rows than the kernel takes,
     --no-fast-linear (packed=False), layers of another kind: the Python path."""
     model = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
     lean = LeanDecoder(model.decoder)
@@ -131,16 +181,6 @@ def test_where_the_fused_layers_are_not_taken():
         enc = model.encoder.forward_torchscript(sample["net_input"])
         state = double.init_state(enc, 2, 8, torch.float64, torch.device("cpu"))
         assert double.forward(state, torch.full((2, 2), 5)).dtype == torch.float64
-    if small_gemm.available():  # need_attn: the Python path (it returns the weights)
-        model = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
-        lean = LeanDecoder(model.decoder)
-        lean.fused_layers.run = lambda *a: pytest.fail("fused path taken with need_attn")
-        sample = source_batch(DICT, [5, 4], seed=0)
-        with torch.no_grad():
-            enc = model.encoder.forward_torchscript(sample["net_input"])
-            state = lean.init_state(enc, 2, 8, torch.float32, torch.device("cpu"))
-            logits, attn = lean.forward(state, torch.full((2, 2), 5), need_attn=True)
-        assert attn.shape == (2, 2, sample["net_input"]["src_tokens"].size(1))
 
 
 def _halve_in_place(layer):

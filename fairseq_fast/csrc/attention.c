@@ -13,6 +13,12 @@
  *   out   [B, n, H * D] float32, contiguous (the layout the output projection takes)
  *   start [B] or NULL: causal limit, query j of row b sees keys t <= start[b] + j (and < T)
  *   pad   [B / group, T] or NULL: nonzero = key masked (source padding)
+ *   origin [B, origin_stride] int64 or NULL: row b's key t lies in cache row origin[b, t]
+ *         (k + origin[b, t] * kb + t * kt) instead of row b / group: a beam-search cache that
+ *         records each row's history instead of copying it when beams are reordered
+ *         (decoder_state.py); group must be 1
+ *   probs [B, H, n, T] float32 contiguous or NULL: receives the attention probabilities (0 for
+ *         masked keys), as torch's softmax would give them (up to rounding)
  *
  * Numerics as torch's float32 path up to rounding: scores, minus their maximum, exp, divided by
  * their sum, times v; masked keys get probability 0 (they are skipped). exp is a Cephes-style
@@ -70,20 +76,21 @@ static inline float exp_nonpositive(float x) {
 
 /* s[t] = q . k[t] for t < limit (masked: -inf); returns the maximum. D = NV * LANES: four keys
  * at a time, each with its own accumulator over D; generic D: a scalar loop. */
-#define DEFINE_SCORES(NV)                                                                      \
-  static float scores_##NV(const float *q, const float *k, int64_t kt, int64_t limit,       \
-                           const uint8_t *pad, float *s) {                                    \
+#define DEFINE_SCORES(NV, NAME, OFF)                                                           \
+  static float NAME(const float *q, const float *k, int64_t kt, const int64_t *org,         \
+                    int64_t kb, int64_t limit, const uint8_t *pad, float *s) {                \
     vec qv[NV];                                                                               \
     for (int i = 0; i < NV; i++) qv[i] = LOAD(q + i * LANES);                                 \
     int64_t t = 0;                                                                            \
     for (; t + 4 <= limit; t += 4) {                                                          \
-      const float *k0 = k + t * kt;                                                           \
+      const float *k0 = k + t * kt + OFF(t), *k1 = k + (t + 1) * kt + OFF(t + 1);             \
+      const float *k2 = k + (t + 2) * kt + OFF(t + 2), *k3 = k + (t + 3) * kt + OFF(t + 3);   \
       vec a0 = ZERO(), a1 = ZERO(), a2 = ZERO(), a3 = ZERO();                                 \
       for (int i = 0; i < NV; i++) {                                                          \
         a0 = FMADD(qv[i], LOAD(k0 + i * LANES), a0);                                          \
-        a1 = FMADD(qv[i], LOAD(k0 + kt + i * LANES), a1);                                     \
-        a2 = FMADD(qv[i], LOAD(k0 + 2 * kt + i * LANES), a2);                                 \
-        a3 = FMADD(qv[i], LOAD(k0 + 3 * kt + i * LANES), a3);                                 \
+        a1 = FMADD(qv[i], LOAD(k1 + i * LANES), a1);                                          \
+        a2 = FMADD(qv[i], LOAD(k2 + i * LANES), a2);                                          \
+        a3 = FMADD(qv[i], LOAD(k3 + i * LANES), a3);                                          \
       }                                                                                       \
       s[t] = HSUM(a0);                                                                        \
       s[t + 1] = HSUM(a1);                                                                    \
@@ -92,7 +99,8 @@ static inline float exp_nonpositive(float x) {
     }                                                                                         \
     for (; t < limit; t++) {                                                                  \
       vec a = ZERO();                                                                         \
-      for (int i = 0; i < NV; i++) a = FMADD(qv[i], LOAD(k + t * kt + i * LANES), a);         \
+      const float *k0 = k + t * kt + OFF(t);                                                  \
+      for (int i = 0; i < NV; i++) a = FMADD(qv[i], LOAD(k0 + i * LANES), a);                 \
       s[t] = HSUM(a);                                                                         \
     }                                                                                         \
     return mask_and_max(s, limit, pad);                                                       \
@@ -107,49 +115,68 @@ static inline float mask_and_max(float *s, int64_t limit, const uint8_t *pad) {
   return max;
 }
 
-DEFINE_SCORES(1)
-DEFINE_SCORES(2)
-DEFINE_SCORES(4)
-DEFINE_SCORES(8)
+/* key/value t's offset from row b's own: none, or from the row its origin names */
+#define OWN(t) 0
+#define ORIGIN(t) (org[t] * kb)
 
-static float scores_any(const float *q, int64_t D, const float *k, int64_t kt, int64_t limit,
-                        const uint8_t *pad, float *s) {
+DEFINE_SCORES(1, scores_1, OWN)
+DEFINE_SCORES(2, scores_2, OWN)
+DEFINE_SCORES(4, scores_4, OWN)
+DEFINE_SCORES(8, scores_8, OWN)
+DEFINE_SCORES(1, scores_origin_1, ORIGIN)
+DEFINE_SCORES(2, scores_origin_2, ORIGIN)
+DEFINE_SCORES(4, scores_origin_4, ORIGIN)
+DEFINE_SCORES(8, scores_origin_8, ORIGIN)
+
+static float scores_any(const float *q, int64_t D, const float *k, int64_t kt,
+                        const int64_t *org, int64_t kb, int64_t limit, const uint8_t *pad,
+                        float *s) {
   for (int64_t t = 0; t < limit; t++) {
+    const float *kr = k + t * kt + (org ? ORIGIN(t) : 0);
     float acc = 0.0f;
-    for (int64_t d = 0; d < D; d++) acc += q[d] * k[t * kt + d];
+    for (int64_t d = 0; d < D; d++) acc += q[d] * kr[d];
     s[t] = acc;
   }
   return mask_and_max(s, limit, pad);
 }
 
 /* o = sum_t p[t] v[t] with D = NV * LANES outputs in registers; generic D: scalar loop */
-#define DEFINE_WEIGHTED_SUM(NV)                                                                \
-  static void weighted_sum_##NV(const float *p, const float *v, int64_t kt, int64_t limit,   \
-                                float *o) {                                                   \
+#define DEFINE_WEIGHTED_SUM(NV, NAME, OFF)                                                     \
+  static void NAME(const float *p, const float *v, int64_t kt, const int64_t *org,          \
+                   int64_t kb, int64_t limit, float *o) {                                     \
     vec acc[NV];                                                                              \
     for (int i = 0; i < NV; i++) acc[i] = ZERO();                                             \
     for (int64_t t = 0; t < limit; t++) {                                                     \
       const vec w = SPLAT(p[t]);                                                              \
-      for (int i = 0; i < NV; i++) acc[i] = FMADD(w, LOAD(v + t * kt + i * LANES), acc[i]);   \
+      const float *vt = v + t * kt + OFF(t);                                                  \
+      for (int i = 0; i < NV; i++) acc[i] = FMADD(w, LOAD(vt + i * LANES), acc[i]);           \
     }                                                                                         \
     for (int i = 0; i < NV; i++) STORE(o + i * LANES, acc[i]);                                \
   }
 
-DEFINE_WEIGHTED_SUM(1)
-DEFINE_WEIGHTED_SUM(2)
-DEFINE_WEIGHTED_SUM(4)
-DEFINE_WEIGHTED_SUM(8)
+DEFINE_WEIGHTED_SUM(1, weighted_sum_1, OWN)
+DEFINE_WEIGHTED_SUM(2, weighted_sum_2, OWN)
+DEFINE_WEIGHTED_SUM(4, weighted_sum_4, OWN)
+DEFINE_WEIGHTED_SUM(8, weighted_sum_8, OWN)
+DEFINE_WEIGHTED_SUM(1, weighted_sum_origin_1, ORIGIN)
+DEFINE_WEIGHTED_SUM(2, weighted_sum_origin_2, ORIGIN)
+DEFINE_WEIGHTED_SUM(4, weighted_sum_origin_4, ORIGIN)
+DEFINE_WEIGHTED_SUM(8, weighted_sum_origin_8, ORIGIN)
 
 static void weighted_sum_any(const float *p, int64_t D, const float *v, int64_t kt,
-                             int64_t limit, float *o) {
+                             const int64_t *org, int64_t kb, int64_t limit, float *o) {
   memset(o, 0, D * sizeof(float));
-  for (int64_t t = 0; t < limit; t++)
-    for (int64_t d = 0; d < D; d++) o[d] += p[t] * v[t * kt + d];
+  for (int64_t t = 0; t < limit; t++) {
+    const float *vt = v + t * kt + (org ? ORIGIN(t) : 0);
+    for (int64_t d = 0; d < D; d++) o[d] += p[t] * vt[d];
+  }
 }
 
+/* org: NULL, or row b's origins (k and v then point at cache row 0, head h) */
 static void attend_one(const float *q, int64_t qn, float scale, const float *k, const float *v,
-                       int64_t kt, float *out, int64_t out_n, int64_t n, int64_t D, int64_t T,
-                       int64_t first_limit, const uint8_t *pad, float *s) {
+                       int64_t kt, const int64_t *org, int64_t kb, float *out, int64_t out_n,
+                       int64_t n, int64_t D, int64_t T, int64_t first_limit, const uint8_t *pad,
+                       float *s, float *probs) {
   const int64_t nv = D % LANES == 0 ? D / LANES : 0;
   float qj[D];
   for (int64_t j = 0; j < n; j++) {
@@ -157,15 +184,21 @@ static void attend_one(const float *q, int64_t qn, float scale, const float *k, 
     float *o = out + j * out_n;
     const int64_t limit = first_limit + j < T ? first_limit + j : T;
     float max;
-    switch (nv) {
-      case 1: max = scores_1(qj, k, kt, limit, pad, s); break;
-      case 2: max = scores_2(qj, k, kt, limit, pad, s); break;
-      case 4: max = scores_4(qj, k, kt, limit, pad, s); break;
-      case 8: max = scores_8(qj, k, kt, limit, pad, s); break;
-      default: max = scores_any(qj, D, k, kt, limit, pad, s);
+    switch (org ? -nv : nv) {
+      case 1: max = scores_1(qj, k, kt, org, kb, limit, pad, s); break;
+      case 2: max = scores_2(qj, k, kt, org, kb, limit, pad, s); break;
+      case 4: max = scores_4(qj, k, kt, org, kb, limit, pad, s); break;
+      case 8: max = scores_8(qj, k, kt, org, kb, limit, pad, s); break;
+      case -1: max = scores_origin_1(qj, k, kt, org, kb, limit, pad, s); break;
+      case -2: max = scores_origin_2(qj, k, kt, org, kb, limit, pad, s); break;
+      case -4: max = scores_origin_4(qj, k, kt, org, kb, limit, pad, s); break;
+      case -8: max = scores_origin_8(qj, k, kt, org, kb, limit, pad, s); break;
+      default: max = scores_any(qj, D, k, kt, org, kb, limit, pad, s);
     }
     if (max == -INFINITY) { /* every key masked: torch's softmax gives NaN */
       for (int64_t d = 0; d < D; d++) o[d] = NAN;
+      if (probs)
+        for (int64_t t = 0; t < T; t++) probs[j * T + t] = NAN;
       continue;
     }
     float sum = 0.0f;
@@ -178,12 +211,20 @@ static void attend_one(const float *q, int64_t qn, float scale, const float *k, 
     const float inv = 1.0f / sum;
 #pragma omp simd
     for (int64_t t = 0; t < limit; t++) s[t] *= inv;
-    switch (nv) {
-      case 1: weighted_sum_1(s, v, kt, limit, o); break;
-      case 2: weighted_sum_2(s, v, kt, limit, o); break;
-      case 4: weighted_sum_4(s, v, kt, limit, o); break;
-      case 8: weighted_sum_8(s, v, kt, limit, o); break;
-      default: weighted_sum_any(s, D, v, kt, limit, o);
+    if (probs) {
+      memcpy(probs + j * T, s, limit * sizeof(float));
+      memset(probs + j * T + limit, 0, (T - limit) * sizeof(float));
+    }
+    switch (org ? -nv : nv) {
+      case 1: weighted_sum_1(s, v, kt, org, kb, limit, o); break;
+      case 2: weighted_sum_2(s, v, kt, org, kb, limit, o); break;
+      case 4: weighted_sum_4(s, v, kt, org, kb, limit, o); break;
+      case 8: weighted_sum_8(s, v, kt, org, kb, limit, o); break;
+      case -1: weighted_sum_origin_1(s, v, kt, org, kb, limit, o); break;
+      case -2: weighted_sum_origin_2(s, v, kt, org, kb, limit, o); break;
+      case -4: weighted_sum_origin_4(s, v, kt, org, kb, limit, o); break;
+      case -8: weighted_sum_origin_8(s, v, kt, org, kb, limit, o); break;
+      default: weighted_sum_any(s, D, v, kt, org, kb, limit, o);
     }
   }
 }
@@ -191,16 +232,18 @@ static void attend_one(const float *q, int64_t qn, float scale, const float *k, 
 void fa_attend_f32(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
                    const float *k, const float *v, int64_t kb, int64_t kh, int64_t kt,
                    float *out, int64_t B, int64_t H, int64_t n, int64_t D, int64_t T,
-                   int64_t group, const int64_t *start, const uint8_t *pad, int threads) {
+                   int64_t group, const int64_t *start, const uint8_t *pad,
+                   const int64_t *origin, int64_t origin_stride, float *probs, int threads) {
   const int64_t units = B * H;
   const int64_t work = units * n * T * D;
 #pragma omp parallel for schedule(static) num_threads(threads) \
     if (threads > 1 && units > 1 && work >= (1 << 16))
   for (int64_t u = 0; u < units; u++) {
-    const int64_t b = u / H, h = u % H, src = b / group;
+    const int64_t b = u / H, h = u % H, src = origin ? 0 : b / group;
     float s[T > 0 ? T : 1];
     attend_one(q + b * qb + h * qh, qn, scale, k + src * kb + h * kh, v + src * kb + h * kh,
-               kt, out + b * n * H * D + h * D, H * D, n, D, T, start ? start[b] + 1 : T,
-               pad ? pad + src * T : NULL, s);
+               kt, origin ? origin + b * origin_stride : NULL, kb, out + b * n * H * D + h * D,
+               H * D, n, D, T, start ? start[b] + 1 : T, pad ? pad + src * T : NULL, s,
+               probs ? probs + u * n * T : NULL);
   }
 }
