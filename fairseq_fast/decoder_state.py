@@ -28,7 +28,7 @@ so they are copied only when whole sentences leave the batch.
 A state that runs out of slots doubles its capacity (`ensure_capacity`).
 """
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -49,15 +49,23 @@ class DecoderState:
     def allocate(cls, layers: int, batch: int, heads: int, head_dim: int, capacity: int,
                  cross_k: List[Tensor], cross_v: List[Tensor], cross_mask: Optional[Tensor],
                  dtype: torch.dtype, device: torch.device, group: int = 1,
-                 origins: bool = False) -> "DecoderState":
+                 origins: bool = False,
+                 reuse: Optional[Tuple[Tensor, Tensor]] = None) -> "DecoderState":
         """origins: record each slot's cache row instead of copying rows on reorders (only for
-        rows that always share one length, see the module's docstring)"""
+        rows that always share one length, see the module's docstring). reuse: an earlier
+        state's self_k/self_v, taken as they are (no new memory, no zeroing) where they fit,
+        with origins only: rows at one length never read a slot before writing it."""
         shape = (layers, batch, heads, capacity, head_dim)
-        # zeros, not empty: masked slots get probability 0, but 0 * NaN from uninitialised
-        # memory would still be NaN. Slots written once hold finite values for good.
+        if origins and reuse is not None and _fits(reuse[0], shape, dtype, device):
+            self_k, self_v = reuse[0][:, :batch], reuse[1][:, :batch]
+            capacity = self_k.size(3)
+        else:
+            # zeros, not empty: masked slots get probability 0, but 0 * NaN from uninitialised
+            # memory would still be NaN. Slots written once hold finite values for good.
+            self_k = torch.zeros(shape, dtype=dtype, device=device)
+            self_v = torch.zeros(shape, dtype=dtype, device=device)
         return cls(
-            self_k=torch.zeros(shape, dtype=dtype, device=device),
-            self_v=torch.zeros(shape, dtype=dtype, device=device),
+            self_k=self_k, self_v=self_v,
             lengths=torch.zeros(batch, dtype=torch.long, device=device),
             cross_k=cross_k, cross_v=cross_v, cross_mask=cross_mask, group=group,
             origin=torch.zeros(batch, capacity, dtype=torch.long, device=device)
@@ -149,3 +157,11 @@ class DecoderState:
                 valid = layer[:, :, :used]
                 # gathered into a new tensor before any row is overwritten
                 valid.index_copy_(0, changed, valid.index_select(0, src))
+
+
+def _fits(cache: Tensor, shape: tuple, dtype: torch.dtype, device: torch.device) -> bool:
+    """Whether a cache [layers, R, heads, capacity, head_dim] holds `shape`: the same layers,
+    heads and head size, at least its rows and capacity, the same dtype and device."""
+    return (cache.dim() == 5 and cache.dtype == dtype and cache.device == torch.device(device)
+            and all(have == want for have, want in zip(cache.shape[::2], shape[::2]))
+            and cache.size(1) >= shape[1] and cache.size(3) >= shape[3])

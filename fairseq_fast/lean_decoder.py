@@ -17,7 +17,7 @@ dot product, attention softmax in float32 (fairseq's utils.softmax) cast back, p
 pre- or post-norm, NormFormer's extra norms and head scales. Anything it cannot reproduce is
 refused in `check_supported` with a reason, never approximated.
 """
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -130,13 +130,14 @@ class LeanDecoder:
         return self.decoder.max_positions()
 
     def init_state(self, encoder_out: Optional[dict], batch: int, capacity: int,
-                   dtype: torch.dtype, device: torch.device,
-                   origins: bool = False) -> DecoderState:
+                   dtype: torch.dtype, device: torch.device, origins: bool = False,
+                   reuse: Optional[Tuple[Tensor, Tensor]] = None) -> DecoderState:
         """Allocate a state for `batch` rows and `capacity` decoder inputs; compute encoder K/V
         once. encoder_out is fairseq's encoder output dict (or None for language models), one
         entry per source sentence; with fewer sentences than rows, each sentence serves
         batch / sentences consecutive rows (its beams) without being copied. origins: rows
-        reorder without copying K/V (DecoderState.origin; every row then at one length)."""
+        reorder without copying K/V (DecoderState.origin; every row then at one length);
+        reuse: an earlier state's K/V buffers (DecoderState.allocate)."""
         if self.fused_layers is not None:
             self.fused_layers.new_batch()  # its first call checks for changed weights
         cross_k: List[Tensor] = []
@@ -159,7 +160,7 @@ class LeanDecoder:
                 cross_mask = pads[0][:, None, None, :]
         return DecoderState.allocate(len(self.layers), batch, self.heads, self.head_dim,
                                      capacity, cross_k, cross_v, cross_mask, dtype, device,
-                                     group=group, origins=origins)
+                                     group=group, origins=origins, reuse=reuse)
 
     def _linear(self, module: nn.Linear, x: Tensor, residual: Optional[Tensor] = None,
                 relu: bool = False) -> Tensor:

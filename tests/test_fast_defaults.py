@@ -185,6 +185,30 @@ def test_encoder_memory_does_not_grow_with_beam(monkeypatch):
             assert k.size(0) == v.size(0) == 3  # encoder K/V: one per sentence
 
 
+def test_next_batches_reuse_the_cache_and_still_equal_stock(monkeypatch):
+    """One generator, several batches (as fairseq-generate runs them): a batch takes the last
+    batch's K/V buffers where they fit (fewer rows, a longer capacity: no new memory) and
+    allocates where they do not (more rows); every batch's output equals stock's."""
+    seen = []
+    original = LeanDecoder.init_state
+
+    def spy(self, *args, **kwargs):
+        seen.append(original(self, *args, **kwargs))
+        return seen[-1]
+
+    monkeypatch.setattr(LeanDecoder, "init_state", spy)
+    model = translation_model(TASK, layers=2, eos_bias=-3.0, seed=6)
+    ours, stock = build_pair([model], gen_args(beam=3, max_len_b=40))
+    for lengths, seed in (([6, 9, 4], 1), ([5, 3], 2), ([8, 2, 7, 5], 3)):
+        sample = source_batch(DICT, lengths, seed=seed)
+        assert_same(stock.generate([model], sample), ours.generate([model], sample), 1)
+    first, second, third = seen
+    assert first.capacity > 32  # grew past the first allocation: the spare is long
+    assert second.self_k.data_ptr() == first.self_k.data_ptr()  # 6 rows in a 9-row buffer
+    assert second.capacity == first.capacity
+    assert third.self_k.size(1) == 12 and third.self_k.data_ptr() != first.self_k.data_ptr()
+
+
 def test_reorder_copies_only_what_changed():
     state = DecoderState.allocate(2, 4, 1, 2, 8, [torch.randn(2, 1, 3, 2)] * 2,
                                   [torch.randn(2, 1, 3, 2)] * 2, None, torch.float64, "cpu",
