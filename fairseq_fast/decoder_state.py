@@ -23,9 +23,10 @@ where the attention kernel reads keys through it), nothing is copied at all: a r
 leaving select rows of `origin`, the new row b reads its history from the cache rows its origin
 names, and writes its next slots to cache row b. That is safe because every row is at the same
 length there (one token per step for all, or one prefill): slots at or past that length are
-named by no origin yet. Encoder K/V follow at sentence level (a sentence's beams stay together),
-so they are copied only when whole sentences leave the batch.
-A state that runs out of slots doubles its capacity (`ensure_capacity`).
+named by no origin yet (and no slot is read before it is written, so such a state's buffers
+need no zeroing and may be an earlier batch's: `allocate(reuse=...)`). Encoder K/V follow at
+sentence level (a sentence's beams stay together), so they are copied only when whole sentences
+leave the batch. A state that runs out of slots doubles its capacity (`ensure_capacity`).
 """
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
@@ -62,8 +63,10 @@ class DecoderState:
         else:
             # zeros, not empty: masked slots get probability 0, but 0 * NaN from uninitialised
             # memory would still be NaN. Slots written once hold finite values for good.
-            self_k = torch.zeros(shape, dtype=dtype, device=device)
-            self_v = torch.zeros(shape, dtype=dtype, device=device)
+            # (With origins no slot is read before it is written.)
+            new = torch.empty if origins else torch.zeros
+            self_k = new(shape, dtype=dtype, device=device)
+            self_v = new(shape, dtype=dtype, device=device)
         return cls(
             self_k=self_k, self_v=self_v,
             lengths=torch.zeros(batch, dtype=torch.long, device=device),
@@ -84,7 +87,9 @@ class DecoderState:
         shape = self.self_k.shape[:3] + (capacity, self.self_k.size(4))
         for name in ("self_k", "self_v"):
             old = getattr(self, name)
-            new = old.new_zeros(shape)
+            # with origins no slot is read before it is written (rows at one length): the new
+            # slots need no zeroing (half the time of growing a beam-search cache)
+            new = old.new_zeros(shape) if self.origin is None else old.new_empty(shape)
             new[:, :, :, : old.size(3)] = old
             setattr(self, name, new)
         if self.origin is not None:

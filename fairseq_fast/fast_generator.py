@@ -45,9 +45,7 @@ class VectorisedNGramBlock(nn.Module):
         self.n = no_repeat_ngram_size
 
     def forward(self, tokens: Tensor, lprobs: Tensor, bsz: int, beam_size: int, step: int):
-        steps = torch.full((lprobs.size(0), 1), step, dtype=torch.long, device=lprobs.device)
-        return block_repeated_ngrams(lprobs[:, None], tokens[:, : step + 1], steps, self.n,
-                                     tokens_end_at_steps=True)[:, 0]
+        return block_repeated_ngrams(lprobs[:, None], tokens[:, : step + 1], None, self.n)[:, 0]
 
 
 class _FastMixin:

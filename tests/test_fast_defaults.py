@@ -358,6 +358,12 @@ def test_blocker_at_several_positions_per_row(n, seed):
         marks = [_suffix_marks(tokens, steps, n - 1, windows, v, torch.float64)
                  for v in (vocab, 2 ** 20, 2 ** 62)]  # int32, int64, token by token
         assert torch.equal(marks[0], marks[1]) and torch.equal(marks[0], marks[2])
+        # steps=None (one position after the whole buffer, the generators' call) == its step
+        last = torch.full((rows, 1), length - 1)
+        at_end = [_suffix_marks(tokens, None, n - 1, windows, v, torch.float64)
+                  for v in (vocab, 2 ** 20, 2 ** 62)]
+        want = _suffix_marks(tokens, last, n - 1, windows, vocab, torch.float64)
+        assert all(torch.equal(marks, want) for marks in at_end)
 
 
 def test_stock_cpu_blocker_is_what_differs():
