@@ -46,17 +46,14 @@ class FastEnsembleModel(EnsembleModel):
         self._group = 1  # rows per source sentence in the generator's layout (its beam size)
         self._expanded = False
         self._ahead = None  # prefilled scores: (inputs [N, m+1], lprobs [N, m+1, V], attn | None)
-        self._states: List[Optional[DecoderState]] = [None] * len(models)  # this batch's
-        self._spare: List[Optional[tuple]] = [None] * len(models)  # the last batch's K/V
+        # each model's state of the last batch: its K/V buffers serve the next batch where
+        # they fit (fresh memory costs page faults and zeroing: ~15% of a beam-5 batch of 32
+        # on the demo target)
+        self._last: List[Optional[DecoderState]] = [None] * len(models)
 
     # -- encoder ------------------------------------------------------------------------------
     def forward_encoder(self, net_input):
         self._expanded, self._group, self._ahead = False, 1, None
-        # a new batch: the last one's K/V buffers serve it where they fit (fresh memory costs
-        # page faults and zeroing: ~15% of a beam-5 batch of 32 on the demo target)
-        self._spare = [self._spare[i] if s is None else (s.self_k, s.self_v)
-                       for i, s in enumerate(self._states)]
-        self._states = [None] * len(self._states)
         return super().forward_encoder(net_input)
 
     def reorder_encoder_out(self, encoder_outs, new_order):
@@ -137,15 +134,17 @@ class FastEnsembleModel(EnsembleModel):
             if state is None:
                 param = next(model.parameters())
                 encoder_out = encoder_outs[i] if self.has_encoder() else None
+                last = self._last[i]
                 # on CPU (the attention kernels' path) beam reorders and finished rows move
                 # no K/V: the state records where each row's history lies (every row here is
                 # at one length, as that needs)
                 state = lean.init_state(encoder_out, feed.size(0), INITIAL_CAPACITY,
                                         param.dtype, param.device,
                                         origins=param.device.type == "cpu",
-                                        reuse=self._spare[i])
+                                        reuse=None if last is None
+                                        else (last.self_k, last.self_v))
                 incremental_states[i][STATE] = state
-                self._states[i] = state
+                self._last[i] = state
             if lean.has_cross_attention and state.cross_k:
                 logits, attn = lean.forward(state, feed, need_attn=True)
             else:

@@ -76,7 +76,7 @@ static inline float exp_nonpositive(float x) {
 
 /* s[t] = q . k[t] for t < limit (masked: -inf); returns the maximum. D = NV * LANES: four keys
  * at a time, each with its own accumulator over D; generic D: a scalar loop. */
-#define DEFINE_SCORES(NV, NAME, OFF)                                                           \
+#define DEFINE_SCORES_AT(NV, NAME, OFF)                                                        \
   static float NAME(const float *q, const float *k, int64_t kt, const int64_t *org,         \
                     int64_t kb, int64_t limit, const uint8_t *pad, float *s) {                \
     vec qv[NV];                                                                               \
@@ -115,18 +115,17 @@ static inline float mask_and_max(float *s, int64_t limit, const uint8_t *pad) {
   return max;
 }
 
-/* key/value t's offset from row b's own: none, or from the row its origin names */
+/* key/value t's offset from row b's own: none, or from the row its origin names; each kernel
+ * comes in both kinds */
 #define OWN(t) 0
 #define ORIGIN(t) (org[t] * kb)
+#define DEFINE_SCORES(NV)                                                                      \
+  DEFINE_SCORES_AT(NV, scores_##NV, OWN) DEFINE_SCORES_AT(NV, scores_origin_##NV, ORIGIN)
 
-DEFINE_SCORES(1, scores_1, OWN)
-DEFINE_SCORES(2, scores_2, OWN)
-DEFINE_SCORES(4, scores_4, OWN)
-DEFINE_SCORES(8, scores_8, OWN)
-DEFINE_SCORES(1, scores_origin_1, ORIGIN)
-DEFINE_SCORES(2, scores_origin_2, ORIGIN)
-DEFINE_SCORES(4, scores_origin_4, ORIGIN)
-DEFINE_SCORES(8, scores_origin_8, ORIGIN)
+DEFINE_SCORES(1)
+DEFINE_SCORES(2)
+DEFINE_SCORES(4)
+DEFINE_SCORES(8)
 
 static float scores_any(const float *q, int64_t D, const float *k, int64_t kt,
                         const int64_t *org, int64_t kb, int64_t limit, const uint8_t *pad,
@@ -141,7 +140,7 @@ static float scores_any(const float *q, int64_t D, const float *k, int64_t kt,
 }
 
 /* o = sum_t p[t] v[t] with D = NV * LANES outputs in registers; generic D: scalar loop */
-#define DEFINE_WEIGHTED_SUM(NV, NAME, OFF)                                                     \
+#define DEFINE_WEIGHTED_SUM_AT(NV, NAME, OFF)                                                  \
   static void NAME(const float *p, const float *v, int64_t kt, const int64_t *org,          \
                    int64_t kb, int64_t limit, float *o) {                                     \
     vec acc[NV];                                                                              \
@@ -154,14 +153,14 @@ static float scores_any(const float *q, int64_t D, const float *k, int64_t kt,
     for (int i = 0; i < NV; i++) STORE(o + i * LANES, acc[i]);                                \
   }
 
-DEFINE_WEIGHTED_SUM(1, weighted_sum_1, OWN)
-DEFINE_WEIGHTED_SUM(2, weighted_sum_2, OWN)
-DEFINE_WEIGHTED_SUM(4, weighted_sum_4, OWN)
-DEFINE_WEIGHTED_SUM(8, weighted_sum_8, OWN)
-DEFINE_WEIGHTED_SUM(1, weighted_sum_origin_1, ORIGIN)
-DEFINE_WEIGHTED_SUM(2, weighted_sum_origin_2, ORIGIN)
-DEFINE_WEIGHTED_SUM(4, weighted_sum_origin_4, ORIGIN)
-DEFINE_WEIGHTED_SUM(8, weighted_sum_origin_8, ORIGIN)
+#define DEFINE_WEIGHTED_SUM(NV)                                                                \
+  DEFINE_WEIGHTED_SUM_AT(NV, weighted_sum_##NV, OWN)                                           \
+  DEFINE_WEIGHTED_SUM_AT(NV, weighted_sum_origin_##NV, ORIGIN)
+
+DEFINE_WEIGHTED_SUM(1)
+DEFINE_WEIGHTED_SUM(2)
+DEFINE_WEIGHTED_SUM(4)
+DEFINE_WEIGHTED_SUM(8)
 
 static void weighted_sum_any(const float *p, int64_t D, const float *v, int64_t kt,
                              const int64_t *org, int64_t kb, int64_t limit, float *o) {
@@ -172,29 +171,36 @@ static void weighted_sum_any(const float *p, int64_t D, const float *v, int64_t 
   }
 }
 
+/* the vector kernels by [origin given][D / LANES] (NULL: none, the scalar loop serves) */
+typedef float (*scores_fn)(const float *, const float *, int64_t, const int64_t *, int64_t,
+                           int64_t, const uint8_t *, float *);
+typedef void (*weighted_sum_fn)(const float *, const float *, int64_t, const int64_t *, int64_t,
+                                int64_t, float *);
+static const scores_fn SCORES[2][9] = {
+    {NULL, scores_1, scores_2, NULL, scores_4, NULL, NULL, NULL, scores_8},
+    {NULL, scores_origin_1, scores_origin_2, NULL, scores_origin_4, NULL, NULL, NULL,
+     scores_origin_8}};
+static const weighted_sum_fn WEIGHTED_SUMS[2][9] = {
+    {NULL, weighted_sum_1, weighted_sum_2, NULL, weighted_sum_4, NULL, NULL, NULL,
+     weighted_sum_8},
+    {NULL, weighted_sum_origin_1, weighted_sum_origin_2, NULL, weighted_sum_origin_4, NULL,
+     NULL, NULL, weighted_sum_origin_8}};
+
 /* org: NULL, or row b's origins (k and v then point at cache row 0, head h) */
 static void attend_one(const float *q, int64_t qn, float scale, const float *k, const float *v,
                        int64_t kt, const int64_t *org, int64_t kb, float *out, int64_t out_n,
                        int64_t n, int64_t D, int64_t T, int64_t first_limit, const uint8_t *pad,
                        float *s, float *probs) {
-  const int64_t nv = D % LANES == 0 ? D / LANES : 0;
+  const int64_t nv = D % LANES == 0 && D / LANES <= 8 ? D / LANES : 0;
+  const scores_fn scores = SCORES[org != NULL][nv];
+  const weighted_sum_fn weighted_sum = WEIGHTED_SUMS[org != NULL][nv];
   float qj[D];
   for (int64_t j = 0; j < n; j++) {
     for (int64_t d = 0; d < D; d++) qj[d] = q[j * qn + d] * scale; /* as torch's q * scaling */
     float *o = out + j * out_n;
     const int64_t limit = first_limit + j < T ? first_limit + j : T;
-    float max;
-    switch (org ? -nv : nv) {
-      case 1: max = scores_1(qj, k, kt, org, kb, limit, pad, s); break;
-      case 2: max = scores_2(qj, k, kt, org, kb, limit, pad, s); break;
-      case 4: max = scores_4(qj, k, kt, org, kb, limit, pad, s); break;
-      case 8: max = scores_8(qj, k, kt, org, kb, limit, pad, s); break;
-      case -1: max = scores_origin_1(qj, k, kt, org, kb, limit, pad, s); break;
-      case -2: max = scores_origin_2(qj, k, kt, org, kb, limit, pad, s); break;
-      case -4: max = scores_origin_4(qj, k, kt, org, kb, limit, pad, s); break;
-      case -8: max = scores_origin_8(qj, k, kt, org, kb, limit, pad, s); break;
-      default: max = scores_any(qj, D, k, kt, org, kb, limit, pad, s);
-    }
+    float max = scores ? scores(qj, k, kt, org, kb, limit, pad, s)
+                       : scores_any(qj, D, k, kt, org, kb, limit, pad, s);
     if (max == -INFINITY) { /* every key masked: torch's softmax gives NaN */
       for (int64_t d = 0; d < D; d++) o[d] = NAN;
       if (probs)
@@ -215,17 +221,10 @@ static void attend_one(const float *q, int64_t qn, float scale, const float *k, 
       memcpy(probs + j * T, s, limit * sizeof(float));
       memset(probs + j * T + limit, 0, (T - limit) * sizeof(float));
     }
-    switch (org ? -nv : nv) {
-      case 1: weighted_sum_1(s, v, kt, org, kb, limit, o); break;
-      case 2: weighted_sum_2(s, v, kt, org, kb, limit, o); break;
-      case 4: weighted_sum_4(s, v, kt, org, kb, limit, o); break;
-      case 8: weighted_sum_8(s, v, kt, org, kb, limit, o); break;
-      case -1: weighted_sum_origin_1(s, v, kt, org, kb, limit, o); break;
-      case -2: weighted_sum_origin_2(s, v, kt, org, kb, limit, o); break;
-      case -4: weighted_sum_origin_4(s, v, kt, org, kb, limit, o); break;
-      case -8: weighted_sum_origin_8(s, v, kt, org, kb, limit, o); break;
-      default: weighted_sum_any(s, D, v, kt, org, kb, limit, o);
-    }
+    if (weighted_sum)
+      weighted_sum(s, v, kt, org, kb, limit, o);
+    else
+      weighted_sum_any(s, D, v, kt, org, kb, limit, o);
   }
 }
 
