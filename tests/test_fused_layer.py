@@ -50,20 +50,27 @@ def _drive(model, lean, sample, group=1):
     return out, state.self_k[:, :, :, :used], state.lengths
 
 
+def _lean(model, fused: bool):
+    """A lean decoder on the fused layers (counting their calls) or on the Python layer path;
+    returns it and the list that grows by one per fused call."""
+    lean = LeanDecoder(model.decoder)
+    assert lean.fused_layers is not None
+    calls = []
+    if fused:
+        real = lean.fused_layers.run
+        lean.fused_layers.run = lambda *a: calls.append(1) or real(*a)
+    else:
+        lean.fused_layers = None
+    return lean, calls
+
+
 def _both_paths(model, sample, group=1):
-    """_drive() with the fused layers (asserting each of its 3 forward calls took them) and
+    """_drive() with the fused layers (asserting each of its 5 forward calls took them) and
     with the Python layer path."""
     results = {}
     with torch.no_grad():
         for fused in (True, False):
-            lean = LeanDecoder(model.decoder)
-            assert lean.fused_layers is not None
-            calls = []
-            if fused:
-                real = lean.fused_layers.run
-                lean.fused_layers.run = lambda *a: calls.append(1) or real(*a)
-            else:
-                lean.fused_layers = None
+            lean, calls = _lean(model, fused)
             results[fused] = _drive(model, lean, sample, group)
             assert len(calls) == (5 if fused else 0)
     return results[True], results[False]
@@ -135,13 +142,7 @@ def test_beam_search_steps_in_one_call_match_the_python_path(normalize_before, g
     runs = {}
     with torch.no_grad():
         for fused, origins in ((True, True), (False, True), (False, False)):
-            lean = LeanDecoder(model.decoder)
-            calls = []
-            if fused:
-                real = lean.fused_layers.run
-                lean.fused_layers.run = lambda *a: calls.append(1) or real(*a)
-            else:
-                lean.fused_layers = None
+            lean, calls = _lean(model, fused)
             runs[fused, origins] = _drive_beams(model, lean, sample, group, origins)
             assert len(calls) == (5 if fused else 0)
     for other in ((False, True), (False, False)):
