@@ -33,17 +33,21 @@ def usable(q: Tensor) -> bool:
 
 
 def attend(q: Tensor, k: Tensor, v: Tensor, start: Optional[Tensor] = None,
-           pad: Optional[Tensor] = None, origin: Optional[Tensor] = None) -> Tensor:
+           pad: Optional[Tensor] = None, origin: Optional[Tensor] = None,
+           kv_rows: Optional[Tensor] = None) -> Tensor:
     """q [B, H, n, D] (already scaled), k/v [B / g, H, T, D] with the same strides, shared by g
     consecutive rows; start [B] int64 or pad [B / g, T] bool (True = masked) or neither.
-    With origin [B, >= T] int64, k/v are [R, H, T, D] cache rows and row b's key t is
-    k[origin[b, t], :, t]. Returns [B, n, H * D] float32."""
+    With kv_rows [B / g] int64, k/v/pad may have any number of rows and sentence s (rows
+    s * g .. s * g + g - 1) reads row kv_rows[s] of them. With origin [B, >= T] int64, k/v
+    are [R, H, T, D] cache rows and row b's key t is k[origin[b, t], :, t].
+    Returns [B, n, H * D] float32."""
     if not small_gemm.available():
         raise RuntimeError("the attention kernel is not available (see usable())")
     b, h, n, d = q.shape
-    group = 1 if origin is not None else b // max(k.size(0), 1)
-    if origin is None and group * k.size(0) != b:  # the kernel would divide by zero
-        raise ValueError(f"{b} query rows cannot share {k.size(0)} key rows evenly")
+    sentences = k.size(0) if kv_rows is None else kv_rows.numel()
+    group = 1 if origin is not None else b // max(sentences, 1)
+    if origin is None and group * sentences != b:  # the kernel would divide by zero
+        raise ValueError(f"{b} query rows cannot share {sentences} key rows evenly")
     t = k.size(2)
     if q.stride(3) != 1:
         q = q.contiguous()
@@ -59,6 +63,10 @@ def attend(q: Tensor, k: Tensor, v: Tensor, start: Optional[Tensor] = None,
     if pad is not None:
         pad = pad.reshape(k.size(0), t).contiguous()
         pad_ptr = pad.data_ptr()
+    rows_ptr = None
+    if kv_rows is not None:
+        kv_rows = kv_rows.contiguous()
+        rows_ptr = kv_rows.data_ptr()
     origin_ptr, origin_stride = None, 0
     if origin is not None:
         if origin.stride(1) != 1:
@@ -66,6 +74,6 @@ def attend(q: Tensor, k: Tensor, v: Tensor, start: Optional[Tensor] = None,
         origin_ptr, origin_stride = origin.data_ptr(), origin.stride(0)
     small_gemm._lib.fa_attend_f32(
         q.data_ptr(), q.stride(0), q.stride(1), q.stride(2), 1.0, k.data_ptr(), v.data_ptr(),
-        k.stride(0), k.stride(1), k.stride(2), out.data_ptr(), b, h, n, d, t, group,
+        k.stride(0), k.stride(1), k.stride(2), out.data_ptr(), b, h, n, d, t, group, rows_ptr,
         start_ptr, pad_ptr, origin_ptr, origin_stride, None, torch.get_num_threads())
     return out

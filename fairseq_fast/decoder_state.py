@@ -10,6 +10,8 @@ rows that may each be at a different length:
                      source sentence and shared by its `group` consecutive rows (its beams)
     cross_mask       [B / group, 1, 1, src_len] bool, True at source padding (or None)
     origin           [B, capacity] int64 or None: the cache row that holds row b's slot t
+    cross_rows       [B / group] int64 or None: the row of cross_k/v/mask that sentence s reads
+                     (None: row s); set with `origin` once sentences have left
 
 Writing n new inputs puts them at slots lengths[b] .. lengths[b] + n - 1 of row b. Rolling back
 is only moving `lengths` down: stale slots are never read (attention masks every key at or after a
@@ -25,8 +27,10 @@ names, and writes its next slots to cache row b. That is safe because every row 
 length there (one token per step for all, or one prefill): slots at or past that length are
 named by no origin yet (and no slot is read before it is written, so such a state's buffers
 need no zeroing and may be an earlier batch's: `allocate(reuse=...)`). Encoder K/V follow at
-sentence level (a sentence's beams stay together), so they are copied only when whole sentences
-leave the batch. A state that runs out of slots doubles its capacity (`ensure_capacity`).
+sentence level (a sentence's beams stay together), so they change only when whole sentences
+leave the batch: then they are compacted, or with `origin` left in place too, `cross_rows`
+naming the row each remaining sentence reads. A state that runs out of slots doubles its
+capacity (`ensure_capacity`).
 """
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
@@ -45,6 +49,7 @@ class DecoderState:
     cross_mask: Optional[Tensor]
     group: int = 1
     origin: Optional[Tensor] = None
+    cross_rows: Optional[Tensor] = None
 
     @classmethod
     def allocate(cls, layers: int, batch: int, heads: int, head_dim: int, capacity: int,
@@ -113,6 +118,18 @@ class DecoderState:
         slots = torch.arange(total, device=rows.device)
         return k[rows, :, slots].transpose(1, 2), v[rows, :, slots].transpose(1, 2)
 
+    def compact_cross(self) -> None:
+        """Gather the encoder K/V and padding rows that `cross_rows` names into the batch's
+        sentence order (row s for sentence s), for readers that index them directly."""
+        rows = self.cross_rows
+        if rows is None:
+            return
+        self.cross_k = [k.index_select(0, rows) for k in self.cross_k]
+        self.cross_v = [v.index_select(0, rows) for v in self.cross_v]
+        if self.cross_mask is not None:
+            self.cross_mask = self.cross_mask.index_select(0, rows)
+        self.cross_rows = None
+
     def rollback_to(self, lengths: Tensor) -> None:
         """Keep only the first `lengths[b]` cached inputs of each row (lengths [B], never larger)."""
         self.lengths = torch.minimum(self.lengths, lengths)
@@ -131,10 +148,16 @@ class DecoderState:
         else:  # rows leave the batch
             self._compact(rows)
         self.lengths = self.lengths.index_select(0, rows)
+        if not self.cross_k:
+            return
         sentences = rows.view(-1, self.group)[:, 0] // self.group
-        n_sent = self.cross_k[0].size(0) if self.cross_k else sentences.numel()
+        n_sent = self.cross_k[0].size(0) if self.cross_rows is None else self.cross_rows.numel()
         if sentences.numel() == n_sent and torch.equal(
                 sentences, torch.arange(n_sent, device=rows.device)):
+            return
+        if self.origin is not None:  # encoder K/V stay too: the sentences' rows are recorded
+            self.cross_rows = (sentences if self.cross_rows is None
+                               else self.cross_rows.index_select(0, sentences))
             return
         self.cross_k = [k.index_select(0, sentences) for k in self.cross_k]
         self.cross_v = [v.index_select(0, sentences) for v in self.cross_v]

@@ -46,6 +46,7 @@ class FastEnsembleModel(EnsembleModel):
         self._group = 1  # rows per source sentence in the generator's layout (its beam size)
         self._expanded = False
         self._ahead = None  # prefilled scores: (inputs [N, m+1], lprobs [N, m+1, V], attn | None)
+        self._decoding = False  # the batch's decoder states exist (they hold the encoder K/V)
         # each model's state of the last batch: its K/V buffers serve the next batch where
         # they fit (fresh memory costs page faults and zeroing: ~15% of a beam-5 batch of 32
         # on the demo target)
@@ -53,7 +54,7 @@ class FastEnsembleModel(EnsembleModel):
 
     # -- encoder ------------------------------------------------------------------------------
     def forward_encoder(self, net_input):
-        self._expanded, self._group, self._ahead = False, 1, None
+        self._expanded, self._group, self._ahead, self._decoding = False, 1, None, False
         return super().forward_encoder(net_input)
 
     def reorder_encoder_out(self, encoder_outs, new_order):
@@ -61,9 +62,15 @@ class FastEnsembleModel(EnsembleModel):
 
         The generator's first call expands sentences to beams (new_order = each sentence index
         repeated beam times); later calls map rows to rows. Rows of one sentence always stay
-        together, so only the sentence order matters here."""
+        together, so only the sentence order matters here. Once the decoder states exist,
+        nothing: they hold what the decoder reads of the encoder output (its K/V and padding
+        per sentence, which follow the rows in DecoderState.select_rows), and fairseq's
+        generator only hands encoder_outs back to forward_decoder, which reads them only to
+        build those states."""
         if not self.has_encoder():
             return []
+        if self._decoding:
+            return encoder_outs
         n_in = encoder_outs[0]["encoder_out"][0].size(1)
         if not self._expanded:
             self._group = new_order.numel() // max(n_in, 1)
@@ -145,11 +152,13 @@ class FastEnsembleModel(EnsembleModel):
                                         else (last.self_k, last.self_v))
                 incremental_states[i][STATE] = state
                 self._last[i] = state
+                self._decoding = True
             if lean.has_cross_attention and state.cross_k:
                 logits, attn = lean.forward(state, feed, need_attn=True)
             else:
                 logits, attn = lean.forward(state, feed), None
-            logits = logits.div_(temperature)
+            if temperature != 1.0:  # x / 1 is x: skip a pass over [N, V]
+                logits = logits.div_(temperature)
             probs = model.get_normalized_probs((logits, None), log_probs=True, sample=None)
             if self.models_size == 1:
                 return probs, attn

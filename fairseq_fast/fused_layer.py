@@ -204,7 +204,8 @@ class FusedLayers:
         finished batch's cache is freed (a reference that died never matches); held strongly
         are only the source-padding mask (in the arguments) and any encoder K/V copies the
         pointers point into."""
-        tensors = (state.self_k, state.self_v, state.cross_mask, *state.cross_k, *state.cross_v)
+        tensors = (state.self_k, state.self_v, state.cross_mask, state.cross_rows,
+                   *state.cross_k, *state.cross_v)
         held = self._held
         if (held is not None and len(held[0]) == len(tensors) and held[1] == bsz
                 and all((r is None and t is None) or (r is not None and r() is t)
@@ -214,6 +215,7 @@ class FusedLayers:
         if state.cross_mask is not None:
             pad = state.cross_mask.reshape(state.cross_mask.size(0), -1).contiguous()
         crosses, copies = [], []
+        rows = state.cross_rows  # the sentences' encoder rows (None: row s for sentence s)
         for i in range(len(self.layers)):
             if not state.cross_k:
                 crosses.append(_NO_CROSS)
@@ -223,7 +225,9 @@ class FusedLayers:
                 ck, cv = ck.contiguous(), cv.contiguous()
                 copies += [ck, cv]  # held with the arguments that point into them
             crosses.append((ck.data_ptr(), cv.data_ptr(), ck.stride(0), ck.stride(1),
-                            ck.stride(2), ck.size(2), bsz // ck.size(0)))
+                            ck.stride(2), ck.size(2),
+                            bsz // (ck.size(0) if rows is None else rows.numel()),
+                            None if rows is None else rows.data_ptr()))
         args = ([_cache_args(k, v) for k, v in zip(state.self_k, state.self_v)], crosses, pad)
         refs = tuple(None if t is None else weakref.ref(t) for t in tensors)
         self._held = (refs, bsz, args, copies)
@@ -260,7 +264,8 @@ def _cache_args(k: Tensor, v: Tensor) -> tuple:
     return (k.data_ptr(), v.data_ptr(), k.stride(0), k.stride(1), k.stride(2))
 
 
-_NO_CROSS = (None, None, 0, 0, 0, 0, 1)  # cross_k, cross_v, 3 strides, source length, group
+# cross_k, cross_v, their 3 strides, source length, group, cross_rows
+_NO_CROSS = (None, None, 0, 0, 0, 0, 1, None)
 
 
 class FusedEncoder:

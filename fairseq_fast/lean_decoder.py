@@ -320,8 +320,9 @@ class LeanDecoder:
             q = _heads(self._linear(cross.q_proj, x) * cross.scaling, cross.num_heads)
             if fused and not need_attn:
                 x = cpu_attention.attend(q, state.cross_k[i], state.cross_v[i],
-                                         pad=state.cross_mask)
+                                         pad=state.cross_mask, kv_rows=state.cross_rows)
             else:
+                state.compact_cross()  # once: torch reads sentence s's keys from row s
                 x = _attend(q, state.cross_k[i], state.cross_v[i], state.cross_mask, need_attn)
                 if need_attn:
                     x, probs = x

@@ -100,11 +100,11 @@ def _build() -> ctypes.CDLL:
         fn.restype = None
     lib.sg_block.restype = ctypes.c_int
     lib.fa_attend_f32.argtypes = [p, i64, i64, i64, ctypes.c_float, p, p, i64, i64, i64, p,
-                                  i64, i64, i64, i64, i64, i64, p, p, p, i64, p,
+                                  i64, i64, i64, i64, i64, i64, p, p, p, p, i64, p,
                                   ctypes.c_int]
     lib.fa_attend_f32.restype = None
     lib.dl_layer_f32.argtypes = [p, p, i64, i64, p, p, i64, i64, i64, p, i64, p, p, i64, p, p,
-                                 i64, i64, i64, i64, i64, p, p, p, ctypes.c_int]
+                                 i64, i64, i64, i64, i64, p, p, p, p, ctypes.c_int]
     lib.dl_layer_f32.restype = None
     return lib
 

@@ -91,6 +91,26 @@ def test_keys_read_through_origins_match_torch_on_gathered_keys(rows, heads, n, 
 
 
 @needs_kernel
+@pytest.mark.parametrize("group", [1, 3])
+def test_sentences_read_the_key_rows_kv_rows_names(group):
+    """kv_rows [B / group]: sentence s reads row kv_rows[s] of k, v and pad (encoder K/V left
+    in place while sentences leave a beam search). The same as torch on the gathered rows."""
+    heads, dim, keys = 2, 64, 7
+    q, k, v = _qkv(5 * group, heads, 1, dim, keys, group, seed=group)
+    q = q[:3 * group]
+    pad = torch.zeros(5, keys, dtype=torch.bool)
+    pad[4, :3] = True
+    pad[1, 5:] = True
+    rows = torch.tensor([4, 1, 3])
+    want = _attend(q, k[rows], v[rows], pad[rows][:, None, None, :])
+    got = cpu_attention.attend(q, k, v, pad=pad[:, None, None, :], kv_rows=rows)
+    assert _close(got, want)
+    assert not _close(cpu_attention.attend(q, k[:3], v[:3], pad=pad[:3, None, None, :]), want)
+    with pytest.raises(ValueError, match="cannot share"):
+        cpu_attention.attend(q, k, v, kv_rows=torch.tensor([4, 1]))
+
+
+@needs_kernel
 def test_masked_keys_get_no_weight_and_all_masked_gives_nan_as_torch():
     q, k, v = _qkv(2, 2, 1, 32, 6)
     v[:, :, :2] = 1e30  # masked values must not leak even at probability ~0

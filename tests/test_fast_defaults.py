@@ -234,9 +234,11 @@ def test_origin_state_reads_what_copies_would_without_copying():
     sentences leaving and growth, every row reads the same keys/values as the copying state,
     while reorders and rows leaving leave the K/V buffers untouched."""
     g = torch.Generator().manual_seed(0)
-    states = [DecoderState.allocate(2, 6, 1, 2, 4, [torch.randn(3, 1, 3, 2)] * 2,
-                                    [torch.randn(3, 1, 3, 2)] * 2, None, torch.float64, "cpu",
-                                    group=2, origins=origins) for origins in (False, True)]
+    cross = ([torch.randn(3, 1, 3, 2, generator=g, dtype=torch.float64) for _ in range(2)],
+             [torch.randn(3, 1, 3, 2, generator=g, dtype=torch.float64) for _ in range(2)],
+             torch.rand(3, 1, 1, 3, generator=g) < 0.5)
+    states = [DecoderState.allocate(2, 6, 1, 2, 4, *cross, torch.float64, "cpu", group=2,
+                                    origins=origins) for origins in (False, True)]
     copying, recording = states
 
     def write(n):
@@ -256,6 +258,11 @@ def test_origin_state_reads_what_copies_would_without_copying():
             for a, b in zip(copying.keys_values(layer, total),
                             recording.keys_values(layer, total)):
                 assert torch.equal(a, b)
+            rows = recording.cross_rows  # sentence s reads row rows[s] of the encoder K/V
+            rows = torch.arange(copying.cross_k[layer].size(0)) if rows is None else rows
+            assert torch.equal(copying.cross_k[layer], recording.cross_k[layer][rows])
+            assert torch.equal(copying.cross_v[layer], recording.cross_v[layer][rows])
+            assert torch.equal(copying.cross_mask, recording.cross_mask[rows])
 
     write(3)
     for rows, n in (([1, 1, 2, 2, 5, 4], 1),  # beams copy beams, two swap
@@ -269,10 +276,16 @@ def test_origin_state_reads_what_copies_would_without_copying():
         assert torch.equal(recording.self_k.view(torch.int64), buffers[0].view(torch.int64))
         assert torch.equal(recording.self_v.view(torch.int64), buffers[1].view(torch.int64))
         assert recording.self_k.size(1) == 6  # rows leaving free nothing, copy nothing
+        # nor do sentences leaving move encoder K/V: the state names their rows
+        assert recording.cross_k is cross[0] and recording.cross_mask is cross[2]
         same()
         write(n)
         same()
     assert recording.capacity == copying.capacity == 16  # grown twice, from 4
+    assert recording.cross_rows.tolist() == [1]  # the last sentence reads encoder row 1
+    recording.compact_cross()  # for readers that index sentences directly
+    assert recording.cross_rows is None and recording.cross_k[0].size(0) == 1
+    same()
 
 
 def test_switches_give_fairseq_its_own_parts():

@@ -10,6 +10,8 @@
  *         (rounded as torch's q * scaling; 1 when q is already scaled)
  *   k, v  [B / group, H, T, D] float32, the same strides for both, D contiguous; row b reads
  *         k[b / group] (a sentence's `group` beams share its encoder keys)
+ *   kv_rows [B / group] int64 or NULL: sentence s reads k[kv_rows[s]] (and that row of pad)
+ *         instead of k[s]: encoder keys kept in place while sentences leave a beam search
  *   out   [B, n, H * D] float32, contiguous (the layout the output projection takes)
  *   start [B] or NULL: causal limit, query j of row b sees keys t <= start[b] + j (and < T)
  *   pad   [B / group, T] or NULL: nonzero = key masked (source padding)
@@ -22,7 +24,10 @@
  *
  * Numerics as torch's float32 path up to rounding: scores, minus their maximum, exp, divided by
  * their sum, times v; masked keys get probability 0 (they are skipped). exp is a Cephes-style
- * polynomial (<= 2 ulp on the range used, inputs <= 0), vectorised by the compiler.
+ * polynomial (<= 2 ulp on the range used, inputs <= 0), a vector of keys at a time. Sums are
+ * split for speed (a vector's lanes, four keys' dot products reduced together, even and odd
+ * keys of the weighted sum), so the last bits differ from a key-by-key order, as torch's own
+ * kernels differ from each other.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -36,8 +41,37 @@ typedef __m512 vec;
 #define STORE(p, v) _mm512_storeu_ps(p, v)
 #define SPLAT(x) _mm512_set1_ps(x)
 #define FMADD(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define ADD(a, b) _mm512_add_ps(a, b)
+#define SUB(a, b) _mm512_sub_ps(a, b)
+#define MUL(a, b) _mm512_mul_ps(a, b)
+#define MAX(a, b) _mm512_max_ps(a, b) /* b where either is NaN */
 #define ZERO() _mm512_setzero_ps()
 #define HSUM(v) _mm512_reduce_add_ps(v)
+#define HMAX(v) _mm512_reduce_max_ps(v)
+
+/* s[0..3] = the sums of a0 .. a3: one transposing reduction instead of four */
+static inline void hsum4(vec a0, vec a1, vec a2, vec a3, float *s) {
+  const __m512 x01 = _mm512_add_ps(_mm512_shuffle_f32x4(a0, a1, _MM_SHUFFLE(1, 0, 1, 0)),
+                                   _mm512_shuffle_f32x4(a0, a1, _MM_SHUFFLE(3, 2, 3, 2)));
+  const __m512 x23 = _mm512_add_ps(_mm512_shuffle_f32x4(a2, a3, _MM_SHUFFLE(1, 0, 1, 0)),
+                                   _mm512_shuffle_f32x4(a2, a3, _MM_SHUFFLE(3, 2, 3, 2)));
+  /* 128-bit lane i: four partial sums of a_i */
+  __m512 y = _mm512_add_ps(_mm512_shuffle_f32x4(x01, x23, _MM_SHUFFLE(2, 0, 2, 0)),
+                           _mm512_shuffle_f32x4(x01, x23, _MM_SHUFFLE(3, 1, 3, 1)));
+  y = _mm512_add_ps(y, _mm512_permute_ps(y, _MM_SHUFFLE(2, 3, 0, 1)));
+  y = _mm512_add_ps(y, _mm512_permute_ps(y, _MM_SHUFFLE(1, 0, 3, 2)));
+  const __m512i firsts = _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12, 8, 4, 0);
+  _mm_storeu_ps(s, _mm512_castps512_ps128(_mm512_permutexvar_ps(firsts, y)));
+}
+
+#define FLOOR(v) _mm512_roundscale_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+/* 2^n for integer-valued n in [-126, 127] */
+#define POW2(n)                                                                                \
+  _mm512_castsi512_ps(_mm512_slli_epi32(                                                       \
+      _mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23))
+/* v, or 0 where x < lim (NaN x keeps v) */
+#define ZERO_BELOW(v, x, lim) \
+  _mm512_maskz_mov_ps((__mmask16)~_mm512_cmp_ps_mask(x, SPLAT(lim), _CMP_LT_OQ), v)
 #elif defined(__AVX2__) && defined(__FMA__)
 #define LANES 8
 typedef __m256 vec;
@@ -45,6 +79,10 @@ typedef __m256 vec;
 #define STORE(p, v) _mm256_storeu_ps(p, v)
 #define SPLAT(x) _mm256_set1_ps(x)
 #define FMADD(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define ADD(a, b) _mm256_add_ps(a, b)
+#define SUB(a, b) _mm256_sub_ps(a, b)
+#define MUL(a, b) _mm256_mul_ps(a, b)
+#define MAX(a, b) _mm256_max_ps(a, b) /* b where either is NaN */
 #define ZERO() _mm256_setzero_ps()
 static inline float hsum256(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -53,6 +91,24 @@ static inline float hsum256(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 #define HSUM(v) hsum256(v)
+static inline float hmax256(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+#define HMAX(v) hmax256(v)
+
+static inline void hsum4(vec a0, vec a1, vec a2, vec a3, float *s) {
+  const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+  _mm_storeu_ps(s, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+
+#define FLOOR(v) _mm256_round_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define POW2(n)                                                                                \
+  _mm256_castsi256_ps(_mm256_slli_epi32(                                                       \
+      _mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23))
+#define ZERO_BELOW(v, x, lim) _mm256_andnot_ps(_mm256_cmp_ps(x, SPLAT(lim), _CMP_LT_OQ), v)
 #else
 #error "attention.c needs AVX-512 or AVX2 with FMA"
 #endif
@@ -74,8 +130,25 @@ static inline float exp_nonpositive(float x) {
   return x < -87.0f ? 0.0f : p * scale.f;
 }
 
+/* exp_nonpositive, LANES at a time (the same steps, with fused multiply-adds) */
+static inline vec exp_nonpositive_v(vec x) {
+  const vec c = MAX(SPLAT(-87.0f), x); /* NaN stays NaN */
+  const vec n = FLOOR(FMADD(c, SPLAT(1.44269504088896341f), SPLAT(0.5f)));
+  vec r = FMADD(n, SPLAT(-0.693359375f), c);
+  r = FMADD(n, SPLAT(2.12194440e-4f), r);
+  vec p = SPLAT(1.9875691500e-4f);
+  p = FMADD(p, r, SPLAT(1.3981999507e-3f));
+  p = FMADD(p, r, SPLAT(8.3334519073e-3f));
+  p = FMADD(p, r, SPLAT(4.1665795894e-2f));
+  p = FMADD(p, r, SPLAT(1.6666665459e-1f));
+  p = FMADD(p, r, SPLAT(5.0000001201e-1f));
+  p = ADD(FMADD(MUL(p, r), r, r), SPLAT(1.0f));
+  return ZERO_BELOW(MUL(p, POW2(n)), x, -87.0f);
+}
+
 /* s[t] = q . k[t] for t < limit (masked: -inf); returns the maximum. D = NV * LANES: four keys
- * at a time, each with its own accumulator over D; generic D: a scalar loop. */
+ * at a time, each with its own accumulator over D, the four reduced together (hsum4); generic
+ * D: a scalar loop. */
 #define DEFINE_SCORES_AT(NV, NAME, OFF)                                                        \
   static float NAME(const float *q, const float *k, int64_t kt, const int64_t *org,         \
                     int64_t kb, int64_t limit, const uint8_t *pad, float *s) {                \
@@ -92,10 +165,7 @@ static inline float exp_nonpositive(float x) {
         a2 = FMADD(qv[i], LOAD(k2 + i * LANES), a2);                                          \
         a3 = FMADD(qv[i], LOAD(k3 + i * LANES), a3);                                          \
       }                                                                                       \
-      s[t] = HSUM(a0);                                                                        \
-      s[t + 1] = HSUM(a1);                                                                    \
-      s[t + 2] = HSUM(a2);                                                                    \
-      s[t + 3] = HSUM(a3);                                                                    \
+      hsum4(a0, a1, a2, a3, s + t);                                                           \
     }                                                                                         \
     for (; t < limit; t++) {                                                                  \
       vec a = ZERO();                                                                         \
@@ -107,11 +177,14 @@ static inline float exp_nonpositive(float x) {
   }
 
 static inline float mask_and_max(float *s, int64_t limit, const uint8_t *pad) {
-  float max = -INFINITY;
-  for (int64_t t = 0; t < limit; t++) {
-    if (pad && pad[t]) s[t] = -INFINITY;
-    max = s[t] > max ? s[t] : max;
-  }
+  if (pad)
+    for (int64_t t = 0; t < limit; t++)
+      if (pad[t]) s[t] = -INFINITY;
+  vec m = SPLAT(-INFINITY);
+  int64_t t = 0;
+  for (; t + LANES <= limit; t += LANES) m = MAX(LOAD(s + t), m); /* NaN scores ignored */
+  float max = HMAX(m);
+  for (; t < limit; t++) max = s[t] > max ? s[t] : max;
   return max;
 }
 
@@ -143,14 +216,23 @@ static float scores_any(const float *q, int64_t D, const float *k, int64_t kt,
 #define DEFINE_WEIGHTED_SUM_AT(NV, NAME, OFF)                                                  \
   static void NAME(const float *p, const float *v, int64_t kt, const int64_t *org,          \
                    int64_t kb, int64_t limit, float *o) {                                     \
-    vec acc[NV];                                                                              \
-    for (int i = 0; i < NV; i++) acc[i] = ZERO();                                             \
-    for (int64_t t = 0; t < limit; t++) {                                                     \
+    vec acc[NV], odd[NV]; /* even and odd keys: two independent chains of additions */     \
+    for (int i = 0; i < NV; i++) acc[i] = odd[i] = ZERO();                                    \
+    int64_t t = 0;                                                                            \
+    for (; t + 2 <= limit; t += 2) {                                                          \
+      const vec w0 = SPLAT(p[t]), w1 = SPLAT(p[t + 1]);                                       \
+      const float *v0 = v + t * kt + OFF(t), *v1 = v + (t + 1) * kt + OFF(t + 1);             \
+      for (int i = 0; i < NV; i++) {                                                          \
+        acc[i] = FMADD(w0, LOAD(v0 + i * LANES), acc[i]);                                     \
+        odd[i] = FMADD(w1, LOAD(v1 + i * LANES), odd[i]);                                     \
+      }                                                                                       \
+    }                                                                                         \
+    if (t < limit) {                                                                          \
       const vec w = SPLAT(p[t]);                                                              \
       const float *vt = v + t * kt + OFF(t);                                                  \
       for (int i = 0; i < NV; i++) acc[i] = FMADD(w, LOAD(vt + i * LANES), acc[i]);           \
     }                                                                                         \
-    for (int i = 0; i < NV; i++) STORE(o + i * LANES, acc[i]);                                \
+    for (int i = 0; i < NV; i++) STORE(o + i * LANES, ADD(acc[i], odd[i]));                   \
   }
 
 #define DEFINE_WEIGHTED_SUM(NV)                                                                \
@@ -207,9 +289,16 @@ static void attend_one(const float *q, int64_t qn, float scale, const float *k, 
         for (int64_t t = 0; t < T; t++) probs[j * T + t] = NAN;
       continue;
     }
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t t = 0; t < limit; t++) {
+    const vec vmax = SPLAT(max);
+    vec vsum = ZERO();
+    int64_t t = 0;
+    for (; t + LANES <= limit; t += LANES) {
+      const vec e = exp_nonpositive_v(SUB(LOAD(s + t), vmax));
+      STORE(s + t, e);
+      vsum = ADD(vsum, e);
+    }
+    float sum = HSUM(vsum);
+    for (; t < limit; t++) {
       const float e = exp_nonpositive(s[t] - max);
       s[t] = e;
       sum += e;
@@ -231,14 +320,16 @@ static void attend_one(const float *q, int64_t qn, float scale, const float *k, 
 void fa_attend_f32(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
                    const float *k, const float *v, int64_t kb, int64_t kh, int64_t kt,
                    float *out, int64_t B, int64_t H, int64_t n, int64_t D, int64_t T,
-                   int64_t group, const int64_t *start, const uint8_t *pad,
-                   const int64_t *origin, int64_t origin_stride, float *probs, int threads) {
+                   int64_t group, const int64_t *kv_rows, const int64_t *start,
+                   const uint8_t *pad, const int64_t *origin, int64_t origin_stride,
+                   float *probs, int threads) {
   const int64_t units = B * H;
   const int64_t work = units * n * T * D;
 #pragma omp parallel for schedule(static) num_threads(threads) \
     if (threads > 1 && units > 1 && work >= (1 << 16))
   for (int64_t u = 0; u < units; u++) {
-    const int64_t b = u / H, h = u % H, src = origin ? 0 : b / group;
+    const int64_t b = u / H, h = u % H;
+    const int64_t src = origin ? 0 : kv_rows ? kv_rows[b / group] : b / group;
     float s[T > 0 ? T : 1];
     attend_one(q + b * qb + h * qh, qn, scale, k + src * kb + h * kh, v + src * kb + h * kh,
                kt, origin ? origin + b * origin_stride : NULL, kb, out + b * n * H * D + h * D,

@@ -28,8 +28,9 @@ void sg_linear_f16(const float *x, int64_t R, int64_t K, const uint16_t *p, cons
 void fa_attend_f32(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
                    const float *k, const float *v, int64_t kb, int64_t kh, int64_t kt,
                    float *out, int64_t B, int64_t H, int64_t n, int64_t D, int64_t T,
-                   int64_t group, const int64_t *start, const uint8_t *pad,
-                   const int64_t *origin, int64_t origin_stride, float *probs, int threads);
+                   int64_t group, const int64_t *kv_rows, const int64_t *start,
+                   const uint8_t *pad, const int64_t *origin, int64_t origin_stride,
+                   float *probs, int threads);
 
 typedef struct {
   const void *w;     /* packed weight (small_gemm.pack) */
@@ -83,14 +84,15 @@ static void layer_norm(const dl_norm *nm, const float *x, float *y, int64_t R, i
  * the n inputs written to slots 0 .. n - 1 and every one of them visible to every query except
  * where self_pad [B, n] is nonzero (source padding), total = n, no cross attention.
  * cross_k/v [B / group, H, S, D] with strides (xb, xh, xt); pad [B / group, S] or NULL;
+ * cross_rows [B / group] or NULL: sentence s reads cross_k/v row (and pad row) cross_rows[s];
  * cross_probs [B, H, n, S] or NULL: receives the encoder attention's probabilities.
  * work: B * n * (2 * dim + max(3 * dim, ffn)) floats. */
 void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
                   float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,
                   int64_t total, const uint8_t *self_pad, const int64_t *origin,
                   int64_t origin_stride, const float *cross_k, const float *cross_v, int64_t xb,
-                  int64_t xh, int64_t xt, int64_t S, int64_t group, const uint8_t *pad,
-                  float *cross_probs, float *work, int threads) {
+                  int64_t xh, int64_t xt, int64_t S, int64_t group, const int64_t *cross_rows,
+                  const uint8_t *pad, float *cross_probs, float *work, int threads) {
   const int64_t R = B * n, C = L->dim, H = L->heads, D = L->head_dim;
   float *h = work, *att = work + R * C, *qkv = work + 2 * R * C, *f = qkv;
   const int pre = L->normalize_before;
@@ -112,7 +114,7 @@ void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cach
       }
     }
   fa_attend_f32(qkv, n * 3 * C, D, 3 * C, L->scaling, cache_k, cache_v, cb, ch, ct, att, B, H, n,
-                D, total, 1, start, start ? NULL : self_pad, origin, origin_stride, NULL,
+                D, total, 1, NULL, start, start ? NULL : self_pad, origin, origin_stride, NULL,
                 threads);
   linear(&L->out, att, R, x, x, 0, threads); /* x += out(att), in place */
   if (!pre) layer_norm(&L->norm[0], x, x, R, C);
@@ -127,7 +129,7 @@ void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cach
     float *q = qkv;
     linear(&L->cross_q, in, R, q, NULL, 0, threads);
     fa_attend_f32(q, n * C, D, C, L->cross_scaling, cross_k, cross_v, xb, xh, xt, att, B, H, n,
-                  D, S, group, NULL, pad, NULL, 0, cross_probs, threads);
+                  D, S, group, cross_rows, NULL, pad, NULL, 0, cross_probs, threads);
     linear(&L->cross_out, att, R, x, x, 0, threads);
     if (!pre) layer_norm(&L->norm[1], x, x, R, C);
   }
