@@ -155,14 +155,12 @@ class DecoderState:
         if sentences.numel() == n_sent and torch.equal(
                 sentences, torch.arange(n_sent, device=rows.device)):
             return
-        if self.origin is not None:  # encoder K/V stay too: the sentences' rows are recorded
-            self.cross_rows = (sentences if self.cross_rows is None
-                               else self.cross_rows.index_select(0, sentences))
-            return
-        self.cross_k = [k.index_select(0, sentences) for k in self.cross_k]
-        self.cross_v = [v.index_select(0, sentences) for v in self.cross_v]
-        if self.cross_mask is not None:
-            self.cross_mask = self.cross_mask.index_select(0, sentences)
+        # the sentences' encoder rows are recorded; with origins the encoder K/V stay in place
+        # too, otherwise they are gathered now
+        self.cross_rows = (sentences if self.cross_rows is None
+                           else self.cross_rows.index_select(0, sentences))
+        if self.origin is None:
+            self.compact_cross()
 
     def _compact(self, rows: Tensor) -> None:
         """Fewer rows: gather the kept rows' valid slots to the front of the same buffers (no new

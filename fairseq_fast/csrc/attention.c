@@ -84,19 +84,17 @@ typedef __m256 vec;
 #define MUL(a, b) _mm256_mul_ps(a, b)
 #define MAX(a, b) _mm256_max_ps(a, b) /* b where either is NaN */
 #define ZERO() _mm256_setzero_ps()
-static inline float hsum256(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
+/* the 8 lanes of v combined with OP (OP_SS on the last pair) */
+#define DEFINE_HREDUCE(NAME, OP, OP_SS)                                                        \
+  static inline float NAME(__m256 v) {                                                        \
+    __m128 s = OP(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));                    \
+    s = OP(s, _mm_movehl_ps(s, s));                                                           \
+    s = OP_SS(s, _mm_movehdup_ps(s));                                                         \
+    return _mm_cvtss_f32(s);                                                                  \
+  }
+DEFINE_HREDUCE(hsum256, _mm_add_ps, _mm_add_ss)
+DEFINE_HREDUCE(hmax256, _mm_max_ps, _mm_max_ss)
 #define HSUM(v) hsum256(v)
-static inline float hmax256(__m256 v) {
-  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_max_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 #define HMAX(v) hmax256(v)
 
 static inline void hsum4(vec a0, vec a1, vec a2, vec a3, float *s) {
