@@ -8,6 +8,8 @@ reorder_incremental_state. This subclass answers the same calls from a `DecoderS
   * self-attention K/V preallocated and written in place (no per-step torch.cat);
   * encoder output and encoder-decoder K/V kept once per source sentence, shared by its beams
     (grouped attention), never expanded to beam copies; copied only when sentences finish;
+  * the encoder's layers in C calls of whole sentences (fused_layer.FusedEncoder, float32 on
+    CPU), as the speculative generator runs them;
   * reorders copy only the rows whose beam changed, and nothing when the order is unchanged;
     on CPU not even those: the state records which cache row holds each row's history;
   * prefill: a forced prefix (--prefix-size, a language model's prompt, the hub's prefix_tokens)
@@ -25,6 +27,7 @@ from torch import Tensor
 
 from fairseq_fast.decoder_state import DecoderState
 from fairseq_fast.errors import UserError
+from fairseq_fast.fused_layer import FusedEncoder, encode
 from fairseq_fast.lean_decoder import LeanDecoder
 
 logger = logging.getLogger(__name__)
@@ -41,6 +44,9 @@ class FastEnsembleModel(EnsembleModel):
         super().__init__(models)
         # UserError if unsupported; packed: packed-weight matmuls (packed_linear.py, --no-fast-linear)
         self.lean = [LeanDecoder(m.decoder, packed=packed) for m in models]
+        # each encoder in C calls where it runs (float32 CPU, kernels on), else fairseq's
+        self.encoders = [FusedEncoder.build(getattr(m, "encoder", None), lean.linear)
+                         for m, lean in zip(models, self.lean)]
         self.prefill = prefill
         self.prefix: Optional[Tensor] = None  # this batch's forced prefix (set by the generator)
         self._group = 1  # rows per source sentence in the generator's layout (its beam size)
@@ -55,7 +61,9 @@ class FastEnsembleModel(EnsembleModel):
     # -- encoder ------------------------------------------------------------------------------
     def forward_encoder(self, net_input):
         self._expanded, self._group, self._ahead, self._decoding = False, 1, None, False
-        return super().forward_encoder(net_input)
+        if not self.has_encoder():
+            return None  # as fairseq's
+        return [encode(m, fused, net_input) for m, fused in zip(self.models, self.encoders)]
 
     def reorder_encoder_out(self, encoder_outs, new_order):
         """Keep one encoder output per source sentence, whatever the number of beams.

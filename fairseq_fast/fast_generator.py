@@ -2,7 +2,8 @@
 once the plugin is loaded; overrides.py's `fast_defaults` entry builds these).
 
 Not a new search: fairseq's own `_generate` loop, search strategies and finalisation run
-unchanged. Four parts are swapped, each behind its flag:
+unchanged, except for plain beam search on the fast cache (below). Five parts are swapped, each
+behind its flag:
 
     --no-fast-cache    FastEnsembleModel (fast_ensemble.py): lean decoder, in-place K/V cache,
                        encoder K/V once per source, minimal reorders
@@ -12,6 +13,10 @@ unchanged. Four parts are swapped, each behind its flag:
                        cache)
     --no-fast-ngram    VectorisedNGramBlock: the n-gram rule fairseq's CUDA kernel implements,
                        in torch, on any device (fairseq's CPU path blocks nothing: #5206)
+    --no-fast-beam     plain beam search (search.BeamSearch, no prefix / constraints / LM) on
+                       the fast cache runs beam_search.py's loop: fairseq's rule, candidates
+                       chosen in one pass, attention history gathered per hypothesis (needs
+                       the fast cache)
 """
 import logging
 from dataclasses import dataclass
@@ -20,8 +25,9 @@ import torch
 from fairseq.sequence_generator import SequenceGenerator, SequenceGeneratorWithAlignment
 from torch import Tensor, nn
 
+from fairseq_fast import beam_search
 from fairseq_fast.fast_ensemble import FastEnsembleModel, fast_ensemble
-from fairseq_fast.ngram_blocker import block_repeated_ngrams
+from fairseq_fast.ngram_blocker import block_last_ngrams
 
 logger = logging.getLogger("fairseq_fast")
 
@@ -32,6 +38,7 @@ class FastDefaults:
     prefill: bool = True
     ngram: bool = True
     linear: bool = True
+    beam_loop: bool = True
 
     def any(self) -> bool:
         return self.cache or self.ngram
@@ -45,7 +52,7 @@ class VectorisedNGramBlock(nn.Module):
         self.n = no_repeat_ngram_size
 
     def forward(self, tokens: Tensor, lprobs: Tensor, bsz: int, beam_size: int, step: int):
-        return block_repeated_ngrams(lprobs[:, None], tokens[:, : step + 1], None, self.n)[:, 0]
+        return block_last_ngrams(lprobs, tokens[:, : step + 1], self.n)
 
 
 class _FastMixin:
@@ -66,6 +73,7 @@ class _FastMixin:
             ("fast cache", lean),
             ("prefill", lean and self.model.prefill),
             (f"packed linears ({linears})", bool(linears)),
+            ("own beam-search loop", lean and fast.beam_loop),
             ("vectorised n-gram blocker", isinstance(self.repeat_ngram_blocker,
                                                      VectorisedNGramBlock))) if active]
         logger.info(f"fairseq_fast: {type(self).__name__} with " + (", ".join(on) or "nothing"))
@@ -84,6 +92,8 @@ class _FastMixin:
 
     def _generate(self, sample, prefix_tokens=None, constraints=None, bos_token=None):
         self._set_prefix(prefix_tokens)
+        if self.fast.beam_loop and beam_search.usable(self, sample, prefix_tokens, constraints):
+            return beam_search.generate(self, sample, bos_token)
         return super()._generate(sample, prefix_tokens=prefix_tokens, constraints=constraints,
                                  bos_token=bos_token)
 

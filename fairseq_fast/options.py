@@ -56,6 +56,10 @@ class FastGenerationConfig(FairseqDataclass):
     bild_max_small_steps: int = field(default=10, metadata={
         "help": "BiLD: the most tokens the small model writes before the large model checks "
                 "them"})
+    no_fast_beam: bool = field(default=False, metadata={
+        "help": "plain beam search (no prefix, constraints or LM) through fairseq's own "
+                "generation loop instead of the plugin's (fused candidate selection, attention "
+                "history gathered when a hypothesis is finalised; same hypotheses)"})
     no_fast_cache: bool = field(default=False, metadata={
         "help": "fairseq's own incremental state instead of the plugin's (in-place K/V cache, "
                 "encoder K/V once per source sentence, minimal beam reorders); implies "

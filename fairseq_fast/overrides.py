@@ -10,7 +10,7 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
     generation_flags   fairseq.options.add_generation_args        adds --generator, --draft-path,
                                                                   --draft-len, --adaptive-draft-len,
                                                                   --no-fast-{cache,ngram,prefill,
-                                                                  linear}
+                                                                  linear,beam}
     remember_flags     fairseq.options.parse_args_and_arch        checks those flags (one-line
                                                                   errors) and keeps their values
     build_generator    FairseqTask.build_generator                --generator speculative builds
@@ -21,7 +21,8 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                        SequenceGenerator[WithAlignment]           FastSequenceGenerator[...]:
                                                                   fast cache (--no-fast-cache),
                                                                   prefill (--no-fast-prefill),
-                                                                  n-gram blocker (--no-fast-ngram)
+                                                                  n-gram blocker (--no-fast-ngram),
+                                                                  own beam loop (--no-fast-beam)
     pipeline           fairseq_cli.generate._main,                with --postprocess-workers N > 0:
                        fairseq_cli.interactive.main               async_cli.py's loop (generation
                                                                   only; text made in N processes,
@@ -155,7 +156,8 @@ def fast_default_generator(args, cfg, extra_gen_cls_kwargs):
                                              FastSequenceGeneratorWithAlignment)
 
     fast = FastDefaults(cache=not cfg.no_fast_cache, prefill=not cfg.no_fast_prefill,
-                        ngram=not cfg.no_fast_ngram, linear=not cfg.no_fast_linear)
+                        ngram=not cfg.no_fast_ngram, linear=not cfg.no_fast_linear,
+                        beam_loop=not cfg.no_fast_beam)
     if not fast.any():
         return None, extra_gen_cls_kwargs
     extra = dict(extra_gen_cls_kwargs or {}, fast=fast)

@@ -45,8 +45,10 @@ from torch import Tensor
 logger = logging.getLogger("fairseq_fast")
 
 CSRC = Path(__file__).with_name("csrc")
-# one library; the other two are used by cpu_attention.py and fused_layer.py
-SOURCES = (CSRC / "small_gemm.c", CSRC / "attention.c", CSRC / "decoder_layer.c")
+# one library; the others are used by cpu_attention.py, fused_layer.py, beam_search.py and
+# ngram_blocker.py
+SOURCES = (CSRC / "small_gemm.c", CSRC / "attention.c", CSRC / "decoder_layer.c",
+           CSRC / "beam_step.c", CSRC / "ngram_block.c")
 _lib = None
 _tried = False
 
@@ -106,6 +108,18 @@ def _build() -> ctypes.CDLL:
     lib.dl_layer_f32.argtypes = [p, p, i64, i64, p, p, i64, i64, i64, p, i64, p, p, i64, p, p,
                                  i64, i64, i64, i64, i64, p, p, p, p, ctypes.c_int]
     lib.dl_layer_f32.restype = None
+    for name, real in (("bs_candidates_f32", ctypes.c_float),
+                       ("bs_candidates_f64", ctypes.c_double)):
+        fn = getattr(lib, name)
+        fn.argtypes = [p, i64, p, i64, i64, i64, i64, i64, i64, i64, real, i64, ctypes.c_int,
+                       p, p, p, ctypes.c_int]
+        fn.restype = None
+    lib.fa_head_mean.argtypes = [p, i64, i64, i64, p]
+    lib.fa_head_mean.restype = None
+    for name in ("ng_block_f32", "ng_block_f64"):
+        fn = getattr(lib, name)
+        fn.argtypes = [p, i64, i64, i64, i64, p, i64, i64, ctypes.c_int]
+        fn.restype = None
     return lib
 
 

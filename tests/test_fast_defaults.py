@@ -156,6 +156,31 @@ def test_language_model_prompts_equal_stock(shape, beam, prompts, eos_bias, pref
     run_both([lm], args, sample, prefix_tokens=prefix)
 
 
+@pytest.mark.parametrize("eos_bias,beam,ngram", [(0.0, 3, 0), (1.0, 3, 2), (2.0, 5, 0),
+                                                   (1.0, 1, 0)])
+def test_sentences_leaving_the_batch_at_different_steps(monkeypatch, eos_bias, beam, ngram):
+    """Plain beam search runs the plugin's own loop (beam_search.py): sentences that finish
+    leave the batch at several different steps while others go on, and every hypothesis,
+    score and attention still equals stock's (the random models of the property tests mostly
+    run every sentence to max_len)."""
+    from fairseq_fast import beam_search
+
+    finishing_steps = []
+    real = beam_search._finalize
+
+    def spy(gen, step, *args):
+        done = real(gen, step, *args)
+        finishing_steps.extend([step] * len(done))
+        return done
+
+    monkeypatch.setattr(beam_search, "_finalize", spy)
+    model = translation_model(TASK, eos_bias=eos_bias, seed=7)
+    sample = source_batch(DICT, [3, 5, 7, 2, 6, 4], seed=7)
+    run_both([model], gen_args(beam=beam, max_len_b=12, no_repeat_ngram_size=ngram), sample)
+    assert len(finishing_steps) == 6  # our loop ran, once per sentence
+    assert len(set(finishing_steps[:-1])) >= 2  # left at two or more steps before the last
+
+
 def test_ensemble_equals_stock():
     models = [translation_model(TASK, seed=s, eos_bias=-1.0) for s in (1, 2)]
     run_both(models, gen_args(beam=4, max_len_b=10), source_batch(DICT, [4, 7, 2], seed=5))
@@ -288,7 +313,7 @@ def test_origin_state_reads_what_copies_would_without_copying():
     same()
 
 
-def test_switches_give_fairseq_its_own_parts():
+def test_switches_give_fairseq_its_own_parts(monkeypatch):
     model = translation_model(TASK, seed=1)
     ours = TASK.build_generator([model], gen_args(no_repeat_ngram_size=2))
     assert isinstance(ours, FastSequenceGenerator) and isinstance(ours.model, FastEnsembleModel)
@@ -303,6 +328,21 @@ def test_switches_give_fairseq_its_own_parts():
     no_linear = TASK.build_generator([model], gen_args(no_fast_linear=True))
     assert isinstance(no_linear.model, FastEnsembleModel)
     assert not no_linear.model.lean[0].linear.enabled
+    # plain beam search runs the own loop (beam_search.py); --no-fast-beam and other searches
+    # run fairseq's _generate
+    from fairseq_fast import beam_search
+    loops = []
+    real = beam_search.generate
+    monkeypatch.setattr(beam_search, "generate", lambda *a, **k: loops.append(1) or real(*a, **k))
+    sample = source_batch(DICT, [4, 2], seed=1)
+    ours.generate([model], sample)
+    assert loops == [1]
+    no_beam = TASK.build_generator([model], gen_args(no_fast_beam=True))
+    assert isinstance(no_beam.model, FastEnsembleModel) and not no_beam.fast.beam_loop
+    no_beam.generate([model], sample)
+    sampling = TASK.build_generator([model], gen_args(beam=2, sampling=True))
+    sampling.generate([model], sample)
+    assert loops == [1]
 
 
 def test_prefill_runs_the_prefix_in_one_pass(monkeypatch):
@@ -335,17 +375,30 @@ def test_unsupported_decoder_keeps_stock_path():
 @given(n=st.integers(1, 4), rows=st.lists(st.lists(st.integers(4, 7), min_size=1, max_size=14),
                                           min_size=1, max_size=4))
 def test_vectorised_blocker_bans_exactly_the_rule(n, rows):
-    from fairseq_fast.ngram_blocker import reference_banned
+    """The generators' blocker (the C kernel on CPU), the torch formulation (GPU, no kernel),
+    and the kernel in float32: each bans exactly what the rule names."""
+    from unittest import mock
+
+    from fairseq_fast import ngram_blocker, small_gemm
+    from fairseq_fast.ngram_blocker import block_last_ngrams, reference_banned
 
     step = min(len(r) for r in rows) - 1
     tokens = torch.full((len(rows), 20), DICT.pad(), dtype=torch.long)
     for i, r in enumerate(rows):
         tokens[i, : len(r)] = torch.tensor(r)
     lprobs = torch.zeros(len(rows), len(DICT), dtype=torch.float64)
-    out = VectorisedNGramBlock(n)(tokens, lprobs.clone(), len(rows), 1, step)
-    for i in range(len(rows)):
-        banned = {t for t in range(len(DICT)) if out[i, t] == float("-inf")}
-        assert banned == reference_banned(tokens[i, : step + 1].tolist(), step, n)
+    cut = tokens[:, : step + 1]
+    torch_path = ngram_blocker.block_repeated_ngrams(lprobs.clone()[:, None], cut, None, n)[:, 0]
+    # on CPU with the kernels built, the kernel answers (the torch formulation is not called)
+    no_torch = mock.patch.object(ngram_blocker, "block_repeated_ngrams",
+                                 side_effect=AssertionError("torch path taken"))
+    with no_torch if small_gemm.available() else mock.MagicMock():
+        outs = [VectorisedNGramBlock(n)(tokens, lprobs.clone(), len(rows), 1, step),
+                block_last_ngrams(lprobs.float(), cut, n)]
+    for out in [torch_path] + outs:
+        for i in range(len(rows)):
+            banned = {t for t in range(len(DICT)) if out[i, t] == float("-inf")}
+            assert banned == reference_banned(tokens[i, : step + 1].tolist(), step, n)
 
 
 @settings(max_examples=100, **SETTINGS)

@@ -239,6 +239,38 @@ def test_encoder_layers_in_one_call_match_fairseqs_encoder(normalize_before, len
     assert bool(want["encoder_padding_mask"][0].any()) == (len(lengths) > 1)
 
 
+@needs_kernel
+def test_encoder_batches_larger_than_one_call_run_in_calls_of_whole_sentences(monkeypatch):
+    """A batch of more tokens than one call takes (KERNEL_MAX_ROWS) runs in calls of whole
+    sentences: the same bits as one call over the whole batch, close to fairseq's encoder; a
+    sentence longer than a call takes fairseq's encoder."""
+    from fairseq_fast import fused_layer
+    from fairseq_fast.fused_layer import FusedEncoder, encode
+    model = translation_model(TASK, layers=1, enc_layers=2, dim=64, heads=4, ffn=128,
+                              normalize_before=True, seed=4, dtype=torch.float32)
+    lengths = [9, 4, 7, 9, 2, 8] * 6  # 36 sentences x 10 positions: 360 rows, 16 per call
+    sample = source_batch(DICT, lengths, seed=5)
+    fused = FusedEncoder.build(model.encoder, LeanDecoder(model.decoder).linear)
+    calls = []
+    real = fused.layers._call
+    fused.layers._call = lambda x, *a: calls.append(x.size(0)) or real(x, *a)
+    with torch.no_grad():
+        want = model.encoder.forward_torchscript(sample["net_input"])["encoder_out"][0]
+        chunked = encode(model, fused, sample["net_input"])["encoder_out"][0]
+        assert calls == [16, 16, 4]
+        monkeypatch.setattr(fused_layer, "KERNEL_MAX_ROWS", 10 ** 6)
+        whole = encode(model, fused, sample["net_input"])["encoder_out"][0]
+        assert calls[3:] == [36]
+        monkeypatch.undo()
+        assert torch.equal(chunked, whole)
+        assert _close(chunked, want)
+        long = source_batch(DICT, [fused_layer.KERNEL_MAX_ROWS + 1], seed=6)["net_input"]
+        assert not fused.usable(long["src_tokens"])
+        assert torch.equal(encode(model, fused, long)["encoder_out"][0],
+                           model.encoder.forward_torchscript(long)["encoder_out"][0])
+        assert len(calls) == 4
+
+
 def test_encoder_falls_back_where_not_usable():
     """float64 (the equality tests' dtype), no encoder (language models), unsupported layers."""
     from fairseq_fast.fused_layer import FusedEncoder, encode
