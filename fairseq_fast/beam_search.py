@@ -73,10 +73,7 @@ def candidates(lprobs: Tensor, prev: Optional[Tensor], sentences: int, beam: int
     it runs (CPU, float32/float64, kernel built)."""
     beams = 1 if prev is None else beam
     k = min(2 * beam, beams * lprobs.size(1) - 1)  # BeamSearch's k: -1 so pad is never chosen
-    fn = None
-    if lprobs.device.type == "cpu" and small_gemm.available() and lprobs.stride(1) == 1:
-        fn = {torch.float32: small_gemm._lib.bs_candidates_f32,
-              torch.float64: small_gemm._lib.bs_candidates_f64}.get(lprobs.dtype)
+    fn = small_gemm.typed("bs_candidates", lprobs) if lprobs.stride(1) == 1 else None
     if fn is None:
         return candidates_torch(lprobs, prev, sentences, beam, k, pad, unk, unk_penalty, eos,
                                 mode)

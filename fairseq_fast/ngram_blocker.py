@@ -26,12 +26,9 @@ def block_last_ngrams(lprobs: Tensor, tokens: Tensor, n: int) -> Tensor:
     names for the token after tokens[b, :L], in place. The C kernel where it runs (CPU,
     float32/float64, kernels built, no autograd), else block_repeated_ngrams."""
     fn = None
-    if (lprobs.device.type == "cpu" and lprobs.dim() == 2 and lprobs.stride(1) == 1
-            and tokens.dtype == torch.long and tokens.size(0) == lprobs.size(0)
-            and not (torch.is_grad_enabled() and lprobs.requires_grad)
-            and small_gemm.available()):
-        fn = {torch.float32: small_gemm._lib.ng_block_f32,
-              torch.float64: small_gemm._lib.ng_block_f64}.get(lprobs.dtype)
+    if (lprobs.dim() == 2 and lprobs.stride(1) == 1 and tokens.dtype == torch.long
+            and tokens.size(0) == lprobs.size(0)):
+        fn = small_gemm.typed("ng_block", lprobs)
     if fn is None:
         return block_repeated_ngrams(lprobs[:, None], tokens, None, n)[:, 0]
     if tokens.stride(1) != 1:

@@ -139,6 +139,16 @@ def available() -> bool:
     return _lib is not None
 
 
+def typed(name: str, x: Tensor):
+    """The kernel `name`_f32 or `name`_f64 matching x's dtype, or None where it does not run on
+    x (another dtype, not on CPU, x recording gradients, kernels not built)."""
+    suffix = {torch.float32: "_f32", torch.float64: "_f64"}.get(x.dtype)
+    if (suffix is None or x.device.type != "cpu" or (torch.is_grad_enabled() and x.requires_grad)
+            or not available()):
+        return None
+    return getattr(_lib, name + suffix)
+
+
 def pack(weight: Tensor) -> Packed:
     """weight [out, in] float32 on CPU -> blocks of `block` outputs, k-major; float16 when every
     value is a float16 number (exactly the same products), else float32."""

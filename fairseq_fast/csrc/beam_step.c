@@ -21,48 +21,43 @@
 
 #define CHUNK 32
 
-/* bit i set where x[i] + add > worst, i < CHUNK (clear for NaN, as the comparison in C) */
-static inline uint32_t above_f32(const float *x, float add, float worst) {
+/* MASK(p, add, worst): bit i set where p[i] + add > worst, for the LANES values at p (clear for
+ * NaN, as the comparison in C) */
 #if defined(__AVX512F__)
-  __m512 a = _mm512_set1_ps(add), w = _mm512_set1_ps(worst);
-  return (uint32_t)_mm512_cmp_ps_mask(_mm512_add_ps(_mm512_loadu_ps(x), a), w, _CMP_GT_OQ) |
-         (uint32_t)_mm512_cmp_ps_mask(_mm512_add_ps(_mm512_loadu_ps(x + 16), a), w, _CMP_GT_OQ)
-             << 16;
+#define LANES_F32 16
+#define LANES_F64 8
+#define MASK_F32(p, add, worst)                                                              \
+  (uint32_t) _mm512_cmp_ps_mask(_mm512_add_ps(_mm512_loadu_ps(p), _mm512_set1_ps(add)),       \
+                                _mm512_set1_ps(worst), _CMP_GT_OQ)
+#define MASK_F64(p, add, worst)                                                              \
+  (uint32_t) _mm512_cmp_pd_mask(_mm512_add_pd(_mm512_loadu_pd(p), _mm512_set1_pd(add)),       \
+                                _mm512_set1_pd(worst), _CMP_GT_OQ)
 #elif defined(__AVX2__)
-  __m256 a = _mm256_set1_ps(add), w = _mm256_set1_ps(worst);
-  uint32_t m = 0;
-  for (int i = 0; i < CHUNK; i += 8)
-    m |= (uint32_t)_mm256_movemask_ps(
-             _mm256_cmp_ps(_mm256_add_ps(_mm256_loadu_ps(x + i), a), w, _CMP_GT_OQ)) << i;
-  return m;
+#define LANES_F32 8
+#define LANES_F64 4
+#define MASK_F32(p, add, worst)                                                              \
+  (uint32_t) _mm256_movemask_ps(_mm256_cmp_ps(                                                \
+      _mm256_add_ps(_mm256_loadu_ps(p), _mm256_set1_ps(add)), _mm256_set1_ps(worst), _CMP_GT_OQ))
+#define MASK_F64(p, add, worst)                                                              \
+  (uint32_t) _mm256_movemask_pd(_mm256_cmp_pd(                                                \
+      _mm256_add_pd(_mm256_loadu_pd(p), _mm256_set1_pd(add)), _mm256_set1_pd(worst), _CMP_GT_OQ))
 #else
-  uint32_t m = 0;
-  for (int i = 0; i < CHUNK; i++) m |= (uint32_t)(x[i] + add > worst) << i;
-  return m;
+#define LANES_F32 1
+#define LANES_F64 1
+#define MASK_F32(p, add, worst) (uint32_t)(*(p) + (add) > (worst))
+#define MASK_F64(p, add, worst) (uint32_t)(*(p) + (add) > (worst))
 #endif
-}
 
-static inline uint32_t above_f64(const double *x, double add, double worst) {
-#if defined(__AVX512F__)
-  __m512d a = _mm512_set1_pd(add), w = _mm512_set1_pd(worst);
-  uint32_t m = 0;
-  for (int i = 0; i < CHUNK; i += 8)
-    m |= (uint32_t)_mm512_cmp_pd_mask(_mm512_add_pd(_mm512_loadu_pd(x + i), a), w, _CMP_GT_OQ)
-         << i;
-  return m;
-#elif defined(__AVX2__)
-  __m256d a = _mm256_set1_pd(add), w = _mm256_set1_pd(worst);
-  uint32_t m = 0;
-  for (int i = 0; i < CHUNK; i += 4)
-    m |= (uint32_t)_mm256_movemask_pd(
-             _mm256_cmp_pd(_mm256_add_pd(_mm256_loadu_pd(x + i), a), w, _CMP_GT_OQ)) << i;
-  return m;
-#else
-  uint32_t m = 0;
-  for (int i = 0; i < CHUNK; i++) m |= (uint32_t)(x[i] + add > worst) << i;
-  return m;
-#endif
-}
+/* bit i set where x[i] + add > worst, i < CHUNK */
+#define DEFINE_ABOVE(NAME, T, MASK, LANES)                                                    \
+  static inline uint32_t NAME(const T *x, T add, T worst) {                                   \
+    uint32_t m = 0;                                                                           \
+    for (int i = 0; i < CHUNK; i += LANES) m |= MASK(x + i, add, worst) << i;                 \
+    return m;                                                                                 \
+  }
+
+DEFINE_ABOVE(above_f32, float, MASK_F32, LANES_F32)
+DEFINE_ABOVE(above_f64, double, MASK_F64, LANES_F64)
 
 #define DEFINE_CANDIDATES(NAME, T)                                                            \
   static inline T NAME##_edit(T x, int64_t tok, int64_t pad, int64_t unk, T unk_penalty,      \
