@@ -72,6 +72,11 @@ static inline void hsum4(vec a0, vec a1, vec a2, vec a3, float *s) {
 /* v, or 0 where x < lim (NaN x keeps v) */
 #define ZERO_BELOW(v, x, lim) \
   _mm512_maskz_mov_ps((__mmask16)~_mm512_cmp_ps_mask(x, SPLAT(lim), _CMP_LT_OQ), v)
+/* the first n < LANES lanes: loaded (the others `fill`), stored, or kept (the others 0) */
+#define TAIL_MASK(n) ((__mmask16)((1u << (n)) - 1))
+#define LOAD_TAIL(p, n, fill) _mm512_mask_loadu_ps(fill, TAIL_MASK(n), p)
+#define STORE_TAIL(p, v, n) _mm512_mask_storeu_ps(p, TAIL_MASK(n), v)
+#define KEEP_TAIL(v, n) _mm512_maskz_mov_ps(TAIL_MASK(n), v)
 #elif defined(__AVX2__) && defined(__FMA__)
 #define LANES 8
 typedef __m256 vec;
@@ -107,28 +112,18 @@ static inline void hsum4(vec a0, vec a1, vec a2, vec a3, float *s) {
   _mm256_castsi256_ps(_mm256_slli_epi32(                                                       \
       _mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23))
 #define ZERO_BELOW(v, x, lim) _mm256_andnot_ps(_mm256_cmp_ps(x, SPLAT(lim), _CMP_LT_OQ), v)
+static inline __m256i tail_mask(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+#define LOAD_TAIL(p, n, fill) \
+  _mm256_blendv_ps(fill, _mm256_maskload_ps(p, tail_mask(n)), _mm256_castsi256_ps(tail_mask(n)))
+#define STORE_TAIL(p, v, n) _mm256_maskstore_ps(p, tail_mask(n), v)
+#define KEEP_TAIL(v, n) _mm256_and_ps(v, _mm256_castsi256_ps(tail_mask(n)))
 #else
 #error "attention.c needs AVX-512 or AVX2 with FMA"
 #endif
 
-static inline float exp_nonpositive(float x) {
-  /* exp(x) for x <= 0; 0 below -87 (torch would give a denormal there: < 2e-38) */
-  const float c = x < -87.0f ? -87.0f : x;
-  const float n = floorf(c * 1.44269504088896341f + 0.5f);
-  const float r = c - n * 0.693359375f + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  union { int32_t i; float f; } scale;
-  scale.i = ((int32_t)n + 127) << 23;
-  return x < -87.0f ? 0.0f : p * scale.f;
-}
-
-/* exp_nonpositive, LANES at a time (the same steps, with fused multiply-adds) */
+/* exp(x) for x <= 0, LANES at a time; 0 below -87 (torch would give a denormal there: < 2e-38) */
 static inline vec exp_nonpositive_v(vec x) {
   const vec c = MAX(SPLAT(-87.0f), x); /* NaN stays NaN */
   const vec n = FLOOR(FMADD(c, SPLAT(1.44269504088896341f), SPLAT(0.5f)));
@@ -178,12 +173,12 @@ static inline float mask_and_max(float *s, int64_t limit, const uint8_t *pad) {
   if (pad)
     for (int64_t t = 0; t < limit; t++)
       if (pad[t]) s[t] = -INFINITY;
-  vec m = SPLAT(-INFINITY);
+  const vec inf = SPLAT(-INFINITY);
+  vec m = inf;
   int64_t t = 0;
   for (; t + LANES <= limit; t += LANES) m = MAX(LOAD(s + t), m); /* NaN scores ignored */
-  float max = HMAX(m);
-  for (; t < limit; t++) max = s[t] > max ? s[t] : max;
-  return max;
+  if (t < limit) m = MAX(LOAD_TAIL(s + t, limit - t, inf), m);
+  return HMAX(m);
 }
 
 /* key/value t's offset from row b's own: none, or from the row its origin names; each kernel
@@ -295,12 +290,13 @@ static void attend_one(const float *q, int64_t qn, float scale, const float *k, 
       STORE(s + t, e);
       vsum = ADD(vsum, e);
     }
-    float sum = HSUM(vsum);
-    for (; t < limit; t++) {
-      const float e = exp_nonpositive(s[t] - max);
-      s[t] = e;
-      sum += e;
+    if (t < limit) { /* the other lanes: max - max = 0, exp 1, dropped */
+      const vec e = KEEP_TAIL(exp_nonpositive_v(SUB(LOAD_TAIL(s + t, limit - t, vmax), vmax)),
+                              limit - t);
+      STORE_TAIL(s + t, e, limit - t);
+      vsum = ADD(vsum, e);
     }
+    const float sum = HSUM(vsum);
     const float inv = 1.0f / sum;
 #pragma omp simd
     for (int64_t t = 0; t < limit; t++) s[t] *= inv;
@@ -315,6 +311,31 @@ static void attend_one(const float *q, int64_t qn, float scale, const float *k, 
   }
 }
 
+/* The (row, head) pairs shared among the threads of the enclosing parallel region (an
+ * orphaned `omp for`, ending with its barrier: decoder_layer.c runs a whole layer in one
+ * region); outside one, the calling thread does them all. fa_attend_f32 opens a region.
+ * cluster (dividing B): rows taken `cluster` at a time, head by head (row, head order within
+ * a cluster: h-major), so that rows reading the same keys -- a sentence's beams: its encoder
+ * keys, or the history they share through `origin` -- read them while they are in L1. */
+void fa_attend_units(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
+                     const float *k, const float *v, int64_t kb, int64_t kh, int64_t kt,
+                     float *out, int64_t B, int64_t H, int64_t n, int64_t D, int64_t T,
+                     int64_t group, const int64_t *kv_rows, const int64_t *start,
+                     const uint8_t *pad, const int64_t *origin, int64_t origin_stride,
+                     float *probs, int64_t cluster) {
+  if (cluster < 1 || B % cluster) cluster = 1;
+#pragma omp for schedule(static)
+  for (int64_t u = 0; u < B * H; u++) {
+    const int64_t c = u / (cluster * H), h = u / cluster % H, b = c * cluster + u % cluster;
+    const int64_t src = origin ? 0 : kv_rows ? kv_rows[b / group] : b / group;
+    float s[T > 0 ? T : 1];
+    attend_one(q + b * qb + h * qh, qn, scale, k + src * kb + h * kh, v + src * kb + h * kh,
+               kt, origin ? origin + b * origin_stride : NULL, kb, out + b * n * H * D + h * D,
+               H * D, n, D, T, start ? start[b] + 1 : T, pad ? pad + src * T : NULL, s,
+               probs ? probs + (b * H + h) * n * T : NULL);
+  }
+}
+
 void fa_attend_f32(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
                    const float *k, const float *v, int64_t kb, int64_t kh, int64_t kt,
                    float *out, int64_t B, int64_t H, int64_t n, int64_t D, int64_t T,
@@ -323,17 +344,9 @@ void fa_attend_f32(const float *q, int64_t qb, int64_t qh, int64_t qn, float sca
                    float *probs, int threads) {
   const int64_t units = B * H;
   const int64_t work = units * n * T * D;
-#pragma omp parallel for schedule(static) num_threads(threads) \
-    if (threads > 1 && units > 1 && work >= (1 << 16))
-  for (int64_t u = 0; u < units; u++) {
-    const int64_t b = u / H, h = u % H;
-    const int64_t src = origin ? 0 : kv_rows ? kv_rows[b / group] : b / group;
-    float s[T > 0 ? T : 1];
-    attend_one(q + b * qb + h * qh, qn, scale, k + src * kb + h * kh, v + src * kb + h * kh,
-               kt, origin ? origin + b * origin_stride : NULL, kb, out + b * n * H * D + h * D,
-               H * D, n, D, T, start ? start[b] + 1 : T, pad ? pad + src * T : NULL, s,
-               probs ? probs + u * n * T : NULL);
-  }
+#pragma omp parallel num_threads(threads) if (threads > 1 && units > 1 && work >= (1 << 16))
+  fa_attend_units(q, qb, qh, qn, scale, k, v, kb, kh, kt, out, B, H, n, D, T, group, kv_rows,
+                  start, pad, origin, origin_stride, probs, group);
 }
 
 /* out [B, m] = probs [B, H, m] averaged over heads (summed in head order, then / H: the

@@ -21,16 +21,18 @@
 #include <stdint.h>
 #include <string.h>
 
-void sg_linear_f32(const float *x, int64_t R, int64_t K, const float *p, const float *bias,
-                   float *y, int64_t N, const float *res, int relu, int threads);
-void sg_linear_f16(const float *x, int64_t R, int64_t K, const uint16_t *p, const float *bias,
-                   float *y, int64_t N, const float *res, int relu, int threads);
-void fa_attend_f32(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
-                   const float *k, const float *v, int64_t kb, int64_t kh, int64_t kt,
-                   float *out, int64_t B, int64_t H, int64_t n, int64_t D, int64_t T,
-                   int64_t group, const int64_t *kv_rows, const int64_t *start,
-                   const uint8_t *pad, const int64_t *origin, int64_t origin_stride,
-                   float *probs, int threads);
+/* the kernels' work-sharing bodies (small_gemm.c, attention.c): called inside this file's
+ * parallel region, each shares its work among the region's threads and ends with a barrier */
+void sg_linear_f32_units(const float *x, int64_t R, int64_t K, const float *p,
+                         const float *bias, float *y, int64_t N, const float *res, int relu);
+void sg_linear_f16_units(const float *x, int64_t R, int64_t K, const uint16_t *p,
+                         const float *bias, float *y, int64_t N, const float *res, int relu);
+void fa_attend_units(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
+                     const float *k, const float *v, int64_t kb, int64_t kh, int64_t kt,
+                     float *out, int64_t B, int64_t H, int64_t n, int64_t D, int64_t T,
+                     int64_t group, const int64_t *kv_rows, const int64_t *start,
+                     const uint8_t *pad, const int64_t *origin, int64_t origin_stride,
+                     float *probs, int64_t cluster);
 
 typedef struct {
   const void *w;     /* packed weight (small_gemm.pack) */
@@ -53,14 +55,16 @@ typedef struct {
 } dl_layer;
 
 static void linear(const dl_linear *l, const float *x, int64_t R, float *y, const float *res,
-                   int relu, int threads) {
+                   int relu) {
   if (l->half)
-    sg_linear_f16(x, R, l->in, (const uint16_t *)l->w, l->b, y, l->out, res, relu, threads);
+    sg_linear_f16_units(x, R, l->in, (const uint16_t *)l->w, l->b, y, l->out, res, relu);
   else
-    sg_linear_f32(x, R, l->in, (const float *)l->w, l->b, y, l->out, res, relu, threads);
+    sg_linear_f32_units(x, R, l->in, (const float *)l->w, l->b, y, l->out, res, relu);
 }
 
+/* rows shared among the region's threads, as the kernels' bodies */
 static void layer_norm(const dl_norm *nm, const float *x, float *y, int64_t R, int64_t C) {
+#pragma omp for schedule(static)
   for (int64_t r = 0; r < R; r++) {
     const float *xr = x + r * C;
     float *yr = y + r * C;
@@ -86,13 +90,16 @@ static void layer_norm(const dl_norm *nm, const float *x, float *y, int64_t R, i
  * cross_k/v [B / group, H, S, D] with strides (xb, xh, xt); pad [B / group, S] or NULL;
  * cross_rows [B / group] or NULL: sentence s reads cross_k/v row (and pad row) cross_rows[s];
  * cross_probs [B, H, n, S] or NULL: receives the encoder attention's probabilities.
- * work: B * n * (2 * dim + max(3 * dim, ffn)) floats. */
-void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
+ * work: B * n * (2 * dim + max(3 * dim, ffn)) floats.
+ * Runs on every thread of dl_layer_f32's parallel region: each step below shares its rows or
+ * units among them and ends with a barrier (one region per layer instead of one per kernel;
+ * the layer norms and cache writes no longer run on one thread while the others wait). */
+static void layer(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
                   float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,
                   int64_t total, const uint8_t *self_pad, const int64_t *origin,
                   int64_t origin_stride, const float *cross_k, const float *cross_v, int64_t xb,
                   int64_t xh, int64_t xt, int64_t S, int64_t group, const int64_t *cross_rows,
-                  const uint8_t *pad, float *cross_probs, float *work, int threads) {
+                  const uint8_t *pad, float *cross_probs, float *work) {
   const int64_t R = B * n, C = L->dim, H = L->heads, D = L->head_dim;
   float *h = work, *att = work + R * C, *qkv = work + 2 * R * C, *f = qkv;
   const int pre = L->normalize_before;
@@ -103,7 +110,8 @@ void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cach
     layer_norm(&L->norm[0], x, h, R, C);
     in = h;
   }
-  linear(&L->qkv, in, R, qkv, NULL, 0, threads); /* [R, 3C]: q | k | v */
+  linear(&L->qkv, in, R, qkv, NULL, 0); /* [R, 3C]: q | k | v */
+#pragma omp for schedule(static)
   for (int64_t b = 0; b < B; b++)
     for (int64_t j = 0; j < n; j++) {
       const float *row = qkv + (b * n + j) * 3 * C;
@@ -113,10 +121,10 @@ void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cach
         memcpy(cache_v + b * cb + hd * ch + slot * ct, row + 2 * C + hd * D, D * sizeof(float));
       }
     }
-  fa_attend_f32(qkv, n * 3 * C, D, 3 * C, L->scaling, cache_k, cache_v, cb, ch, ct, att, B, H, n,
-                D, total, 1, NULL, start, start ? NULL : self_pad, origin, origin_stride, NULL,
-                threads);
-  linear(&L->out, att, R, x, x, 0, threads); /* x += out(att), in place */
+  fa_attend_units(qkv, n * 3 * C, D, 3 * C, L->scaling, cache_k, cache_v, cb, ch, ct, att, B, H,
+                  n, D, total, 1, NULL, start, start ? NULL : self_pad, origin, origin_stride,
+                  NULL, group); /* a sentence's rows (beams) share much of their history */
+  linear(&L->out, att, R, x, x, 0); /* x += out(att), in place */
   if (!pre) layer_norm(&L->norm[0], x, x, R, C);
 
   /* encoder attention */
@@ -127,10 +135,10 @@ void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cach
       in = h;
     }
     float *q = qkv;
-    linear(&L->cross_q, in, R, q, NULL, 0, threads);
-    fa_attend_f32(q, n * C, D, C, L->cross_scaling, cross_k, cross_v, xb, xh, xt, att, B, H, n,
-                  D, S, group, cross_rows, NULL, pad, NULL, 0, cross_probs, threads);
-    linear(&L->cross_out, att, R, x, x, 0, threads);
+    linear(&L->cross_q, in, R, q, NULL, 0);
+    fa_attend_units(q, n * C, D, C, L->cross_scaling, cross_k, cross_v, xb, xh, xt, att, B, H,
+                    n, D, S, group, cross_rows, NULL, pad, NULL, 0, cross_probs, group);
+    linear(&L->cross_out, att, R, x, x, 0);
     if (!pre) layer_norm(&L->norm[1], x, x, R, C);
   }
 
@@ -140,7 +148,18 @@ void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cach
     layer_norm(&L->norm[2], x, h, R, C);
     in = h;
   }
-  linear(&L->fc1, in, R, f, NULL, 1, threads);
-  linear(&L->fc2, f, R, x, x, 0, threads);
+  linear(&L->fc1, in, R, f, NULL, 1);
+  linear(&L->fc2, f, R, x, x, 0);
   if (!pre) layer_norm(&L->norm[2], x, x, R, C);
+}
+
+void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
+                  float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,
+                  int64_t total, const uint8_t *self_pad, const int64_t *origin,
+                  int64_t origin_stride, const float *cross_k, const float *cross_v, int64_t xb,
+                  int64_t xh, int64_t xt, int64_t S, int64_t group, const int64_t *cross_rows,
+                  const uint8_t *pad, float *cross_probs, float *work, int threads) {
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  layer(L, x, B, n, cache_k, cache_v, cb, ch, ct, start, total, self_pad, origin, origin_stride,
+        cross_k, cross_v, xb, xh, xt, S, group, cross_rows, pad, cross_probs, work);
 }

@@ -16,6 +16,7 @@
  */
 #include <immintrin.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #if defined(__AVX512F__)
 #define LANES 16
@@ -104,29 +105,89 @@ int sg_block(void) { return BLOCK; }
     }                                                                                          \
   }
 
-/* y [R, N] = x [R, K] . w^T + bias (+ res [R, N]) (relu); p packed as above; units of
- * (block, row group) over threads */
-#define DEFINE_LINEAR(NAME, BLOCK_FN, WTYPE)                                                   \
-  void NAME(const float *x, int64_t R, int64_t K, const WTYPE *p, const float *bias, float *y, \
-            int64_t N, const float *res, int relu, int threads) {                              \
-    int64_t blocks = (N + BLOCK - 1) / BLOCK, groups = (R + ROWS - 1) / ROWS;                  \
-    int64_t units = blocks * groups;                                                           \
-    _Pragma("omp parallel for schedule(static) num_threads(threads) if (threads > 1 && units > 1)") \
-    for (int64_t u = 0; u < units; u++) {                                                      \
-      int64_t b = u / groups, r0 = (u % groups) * ROWS;                                        \
-      int nr = R - r0 < ROWS ? (int)(R - r0) : ROWS;                                           \
-      const WTYPE *pb = p + b * K * BLOCK;                                                     \
-      const float *xr = x + r0 * K;                                                            \
-      float *yr = y + r0 * N;                                                                  \
-      const float *rr = res ? res + r0 * N : 0;                                                \
-      if (nr == ROWS) /* constant row counts: the accumulators stay in registers */         \
-        BLOCK_FN(ROWS, xr, K, pb, bias, yr, N, b * BLOCK, rr, relu);                           \
-      else                                                                                     \
-        SMALLER_GROUP(BLOCK_FN, nr, xr, K, pb, bias, yr, N, b * BLOCK, rr, relu);              \
-    }                                                                                          \
-  }
-
 DEFINE_BLOCK(block_f32, float, LOAD_F32)
 DEFINE_BLOCK(block_f16, uint16_t, LOAD_F16)
-DEFINE_LINEAR(sg_linear_f32, block_f32, float)
-DEFINE_LINEAR(sg_linear_f16, block_f16, uint16_t)
+
+/* one unit of work: rows r0 .. r0 + nr - 1 times packed block pb (block index b) */
+#define RUN_UNIT(BLOCK_FN, pb, b, r0)                                                          \
+  do {                                                                                         \
+    int nr = R - (r0) < ROWS ? (int)(R - (r0)) : ROWS;                                         \
+    const float *xr = x + (r0) * K;                                                            \
+    float *yr = y + (r0) * N;                                                                  \
+    const float *rr = res ? res + (r0) * N : 0;                                                \
+    if (nr == ROWS) /* constant row counts: the accumulators stay in registers */             \
+      BLOCK_FN(ROWS, xr, K, pb, bias, yr, N, (b) * BLOCK, rr, relu);                           \
+    else                                                                                       \
+      SMALLER_GROUP(BLOCK_FN, nr, xr, K, pb, bias, yr, N, (b) * BLOCK, rr, relu);              \
+  } while (0)
+
+/* y [R, N] = x [R, K] . w^T + bias (+ res [R, N]) (relu); p packed as above; units of
+ * (block, row group), a block's row groups consecutive.
+ *
+ * The *_units functions share the units among the threads of the enclosing parallel region
+ * (an orphaned `omp for`: decoder_layer.c runs a whole layer in one region) and end with its
+ * barrier; outside one, the calling thread does them all. sg_linear_* open a region. */
+#define UNITS(R, N) ((((N) + BLOCK - 1) / BLOCK) * (((R) + ROWS - 1) / ROWS))
+
+void sg_linear_f32_units(const float *x, int64_t R, int64_t K, const float *p,
+                         const float *bias, float *y, int64_t N, const float *res, int relu) {
+  const int64_t groups = (R + ROWS - 1) / ROWS, units = UNITS(R, N);
+#pragma omp for schedule(static)
+  for (int64_t u = 0; u < units; u++) {
+    const int64_t b = u / groups;
+    RUN_UNIT(block_f32, p + b * K * BLOCK, b, (u % groups) * ROWS);
+  }
+}
+
+/* A float16 weight used by many row groups is widened once per block instead: widening in
+ * registers costs the FMA ports two uops per weight vector per row group, ~12% of a call at
+ * 160 rows (the demo target's beam 5 x 32 sentences); a block read by a few row groups (a
+ * verify window, batch 1) is cheaper to read as float16 (half the memory traffic). The same
+ * float32 values either way (float16 -> float32 is exact), so the same results. */
+#define WIDEN_MIN_GROUPS 8
+
+/* this thread's buffer of at least n floats, 64-byte aligned (kept for the thread's life),
+ * or NULL */
+static float *widen_buffer(int64_t n) {
+  static __thread float *buf = 0;
+  static __thread int64_t cap = 0;
+  if (n > cap) {
+    free(buf);
+    buf = aligned_alloc(64, n * sizeof(float)); /* n * 4: a multiple of 64 (BLOCK floats) */
+    cap = buf ? n : 0;
+  }
+  return buf;
+}
+
+void sg_linear_f16_units(const float *x, int64_t R, int64_t K, const uint16_t *p,
+                         const float *bias, float *y, int64_t N, const float *res, int relu) {
+  const int64_t groups = (R + ROWS - 1) / ROWS, units = UNITS(R, N);
+  /* per thread (NULL: read as float16); every thread runs the same loop below, as a
+     work-sharing construct requires */
+  float *wide = groups >= WIDEN_MIN_GROUPS ? widen_buffer(K * BLOCK) : 0;
+  int64_t widened = -1; /* the block in `wide` */
+#pragma omp for schedule(static)
+  for (int64_t u = 0; u < units; u++) {
+    const int64_t b = u / groups, r0 = (u % groups) * ROWS;
+    const uint16_t *pb = p + b * K * BLOCK;
+    if (!wide) {
+      RUN_UNIT(block_f16, pb, b, r0);
+      continue;
+    }
+    if (b != widened) {
+      for (int64_t i = 0; i < K * BLOCK; i += LANES) STORE(wide + i, LOAD_F16(pb + i));
+      widened = b;
+    }
+    RUN_UNIT(block_f32, wide, b, r0);
+  }
+}
+
+#define DEFINE_LINEAR(NAME, WTYPE)                                                             \
+  void NAME(const float *x, int64_t R, int64_t K, const WTYPE *p, const float *bias, float *y, \
+            int64_t N, const float *res, int relu, int threads) {                              \
+    _Pragma("omp parallel num_threads(threads) if (threads > 1 && UNITS(R, N) > 1)")           \
+    NAME##_units(x, R, K, p, bias, y, N, res, relu);                                           \
+  }
+
+DEFINE_LINEAR(sg_linear_f32, float)
+DEFINE_LINEAR(sg_linear_f16, uint16_t)
