@@ -188,11 +188,16 @@ def generate(gen, sample: Dict, bos_token: Optional[int] = None) -> List[List[Di
         cands_to_ignore = new_cands_to_ignore.ge(cand_size)[:, :beam]
         assert (~cands_to_ignore).any(dim=1).all()
         active_bbsz_idx = cand_bbsz_idx.gather(1, active_hypos).view(-1)
-        tokens[:, : step + 1] = tokens[:, : step + 1].index_select(0, active_bbsz_idx)
         tokens.view(bsz, beam, -1)[:, :, step + 1] = cand_indices.gather(1, active_hypos)
+        scores.view(bsz, beam, -1)[:, :, step] = cand_scores.gather(1, active_hypos)
+        if beam == 1:
+            # one beam per sentence: every row continues itself (active_bbsz_idx is the
+            # identity), so no history moves; the decoder state only loses finished sentences
+            reorder = keep
+            continue
+        tokens[:, : step + 1] = tokens[:, : step + 1].index_select(0, active_bbsz_idx)
         if step > 0:
             scores[:, :step] = scores[:, :step].index_select(0, active_bbsz_idx)
-        scores.view(bsz, beam, -1)[:, :, step] = cand_scores.gather(1, active_hypos)
         if lineage is not None:
             lineage[: step + 1] = lineage[: step + 1].index_select(1, active_bbsz_idx)
         # the decoder state still holds the rows of before the sentences left
