@@ -17,6 +17,7 @@ loading cancel out). Wall-clock saved is W0 - WN; on 2 cores the workers also ta
 generation (GN vs G0).
 """
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -33,11 +34,20 @@ import demo  # noqa: E402
 SETTINGS = {"greedy": ["--beam", "1"], "beam5": ["--beam", "5"]}
 
 
+def plugin_dir():
+    """The fairseq_fast package Python imports here (fairseq refuses a --user-dir whose module
+    name is already imported from elsewhere, e.g. a second checkout sharing this venv)."""
+    spec = importlib.util.find_spec("fairseq_fast")
+    if spec is not None and spec.origin is not None:
+        return os.path.dirname(spec.origin)
+    return os.path.join(ROOT, "fairseq_fast")
+
+
 def cli_args(data, setting, batch_size):
     return [data, "--path", os.path.join(demo.EXAMPLE, "target.pt"), "--gen-subset", "test",
             "--source-lang", "es", "--target-lang", "en", "--batch-size", str(batch_size),
             "--required-batch-size-multiple", "1", "--remove-bpe", "sentencepiece",
-            "--user-dir", os.path.join(ROOT, "fairseq_fast"),
+            "--user-dir", plugin_dir(),
             *SETTINGS[setting]]
 
 
