@@ -31,6 +31,7 @@ from fairseq import search
 from torch import Tensor
 
 from fairseq_fast import small_gemm
+from fairseq_fast.errors import RunError
 from fairseq_fast.fast_ensemble import FastEnsembleModel
 
 NO_RULE, ONLY_EOS, NO_EOS = 0, 1, 2  # the length rule of a step (beam_step.c's `mode`)
@@ -160,6 +161,9 @@ def generate(gen, sample: Dict, bos_token: Optional[int] = None) -> List[List[Di
                              finalized, finished, sentence_of, src_lengths, max_len)
         if all(finished):
             break
+        if step >= max_len and bool(torch.isnan(lprobs).any()):  # only NaN scores get here
+            raise RunError("the model's scores are NaN, so no hypothesis can end: its weights "
+                           "hold non-finite values (a corrupted checkpoint?)")
         assert step < max_len, f"{step} < {max_len}"
 
         # sentences with all their hypotheses leave the batch

@@ -12,6 +12,7 @@ import weakref
 
 import torch
 
+from fairseq_fast.checkpoints import UnreadableCheckpoint
 from fairseq_fast.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -63,6 +64,8 @@ def load_draft(task, draft_path: str, target_model: torch.nn.Module) -> torch.nn
     if draft is None:
         try:
             state = checkpoint_utils.load_checkpoint_to_cpu(draft_path)
+        except UnreadableCheckpoint as e:
+            raise UserError(f"cannot read draft checkpoint {draft_path}: {e.reason}") from None
         except UserError:
             raise
         except Exception as e:

@@ -29,6 +29,13 @@ class UserError(ValueError):
     """A mistake in what the user asked for (flags, files, models), not a bug."""
 
 
+class RunError(UserError):
+    """A user error found while generating (fairseq's data loader is running): the process ends
+    without finalising, as `exit_now` says."""
+
+    exit_now = True
+
+
 def _hook(previous):
     def excepthook(exc_type, exc, tb):
         if issubclass(exc_type, UserError):

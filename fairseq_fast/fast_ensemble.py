@@ -17,7 +17,6 @@ reorder_incremental_state. This subclass answers the same calls from a `DecoderS
 
 The search itself (beam search, sampling, diverse beam, constraints, ...) stays fairseq's.
 """
-import logging
 import math
 from typing import List, Optional
 
@@ -26,11 +25,10 @@ from fairseq.sequence_generator import EnsembleModel, EnsembleModelWithAlignment
 from torch import Tensor
 
 from fairseq_fast.decoder_state import DecoderState
-from fairseq_fast.errors import UserError
 from fairseq_fast.fused_layer import FusedEncoder, encode
 from fairseq_fast.lean_decoder import LeanDecoder
+from fairseq_fast.model_gate import ensemble_refusal, layerdrop_draws, log_once
 
-logger = logging.getLogger(__name__)
 STATE = "fairseq_fast"  # key of our DecoderState in fairseq's per-model incremental-state dict
 INITIAL_CAPACITY = 32  # decoder inputs; doubles when needed
 
@@ -42,7 +40,8 @@ def _is_identity(order: Tensor, size: int) -> bool:
 class FastEnsembleModel(EnsembleModel):
     def __init__(self, models, prefill: bool = True, packed: bool = True):
         super().__init__(models)
-        # UserError if unsupported; packed: packed-weight matmuls (packed_linear.py, --no-fast-linear)
+        # models model_gate.py passes (fast_ensemble() asks it); packed: packed-weight matmuls
+        # (packed_linear.py, --no-fast-linear)
         self.lean = [LeanDecoder(m.decoder, packed=packed) for m in models]
         # each encoder in C calls where it runs (float32 CPU, kernels on), else fairseq's
         self.encoders = [FusedEncoder.build(getattr(m, "encoder", None), lean.linear)
@@ -102,6 +101,8 @@ class FastEnsembleModel(EnsembleModel):
 
     def forward_decoder(self, tokens, encoder_outs, incremental_states, temperature: float = 1.0):
         step = tokens.size(1) - 1
+        for model in self.models:  # stock runs each decoder once a step, prefill or not
+            layerdrop_draws(model.decoder.layers)
         if self._ahead is not None:
             inputs, lprobs, attn = self._ahead
             # Rows still on the prefix read their scores from the prefill. A row whose token
@@ -184,19 +185,12 @@ class FastEnsembleModelWithAlignment(FastEnsembleModel, EnsembleModelWithAlignme
     fairseq's (a full forward pass per hypothesis after search)."""
 
 
-_warned: List[str] = []  # the reason the fast cache was refused, logged once per process
-
-
 def fast_ensemble(models, prefill: bool, with_alignment: bool = False, packed: bool = True):
-    """Our ensemble for `models`, or None (logged once) when a decoder is not one the lean path
-    reproduces exactly; the generator then keeps fairseq's own, so output is unchanged."""
-    cls = FastEnsembleModelWithAlignment if with_alignment else FastEnsembleModel
-    try:
-        return cls(list(models), prefill=prefill, packed=packed)
-    except UserError as e:
-        if not _warned:
-            _warned.append(str(e))
-            logger.info(f"fairseq_fast: keeping fairseq's decoding path ({e})")
+    """Our ensemble for `models`, or None (logged once) when model_gate.py refuses a model: the
+    generator then keeps fairseq's own, so output is unchanged."""
+    reason = ensemble_refusal(list(models))
+    if reason is not None:
+        log_once(reason, f"fairseq_fast: keeping fairseq's decoding path ({reason})")
         return None
-
-
+    cls = FastEnsembleModelWithAlignment if with_alignment else FastEnsembleModel
+    return cls(list(models), prefill=prefill, packed=packed)

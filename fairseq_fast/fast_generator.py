@@ -26,6 +26,7 @@ from fairseq.sequence_generator import SequenceGenerator, SequenceGeneratorWithA
 from torch import Tensor, nn
 
 from fairseq_fast import beam_search
+from fairseq_fast.errors import RunError
 from fairseq_fast.fast_ensemble import FastEnsembleModel, fast_ensemble
 from fairseq_fast.ngram_blocker import block_last_ngrams
 
@@ -82,6 +83,21 @@ class _FastMixin:
         if isinstance(self.model, FastEnsembleModel):
             self.model.prefix = prefix_tokens
 
+    def _check_lengths(self, sample):
+        """fairseq asserts `min_len <= max_len` (a traceback) where the lengths leave no room."""
+        net_input = sample["net_input"]
+        source = next((net_input[k] for k in ("src_tokens", "source", "features")
+                       if k in net_input), None)
+        if self.match_source_len or source is None:
+            return
+        src_len = source.size(1)
+        max_len = min(int(self.max_len_a * src_len + self.max_len_b), self.max_len - 1)
+        if self.min_len > max_len:
+            raise RunError(f"--min-len {self.min_len} is more than the {max_len} tokens this "
+                           f"batch allows (--max-len-a {self.max_len_a} x source length "
+                           f"{src_len} + --max-len-b {self.max_len_b}, at most the model's "
+                           f"{self.max_len - 1} positions)")
+
     @torch.no_grad()
     def generate(self, models, sample, **kwargs):
         self._set_prefix(kwargs.get("prefix_tokens"))
@@ -92,6 +108,7 @@ class _FastMixin:
 
     def _generate(self, sample, prefix_tokens=None, constraints=None, bos_token=None):
         self._set_prefix(prefix_tokens)
+        self._check_lengths(sample)
         if self.fast.beam_loop and beam_search.usable(self, sample, prefix_tokens, constraints):
             return beam_search.generate(self, sample, bos_token)
         return super()._generate(sample, prefix_tokens=prefix_tokens, constraints=constraints,

@@ -34,6 +34,7 @@ from torch import Tensor, nn
 
 from fairseq_fast import small_gemm
 from fairseq_fast.decoder_state import DecoderState
+from fairseq_fast.model_gate import all_layers, encoder_refusal, layerdrop_draws, log_once
 from fairseq_fast.packed_linear import KERNEL_MAX_ROWS
 
 _i64, _i32, _f32, _ptr = ctypes.c_int64, ctypes.c_int32, ctypes.c_float, ctypes.c_void_p
@@ -285,21 +286,17 @@ class FusedEncoder:
 
     @classmethod
     def build(cls, encoder: Optional[nn.Module], linear) -> Optional["FusedEncoder"]:
-        """None unless `encoder` is fairseq's own TransformerEncoder code (no method of the
-        forward pass overridden) with layers of the plain kind."""
+        """None unless `encoder` is fairseq's own TransformerEncoder code that model_gate.py
+        passes (a refusal is logged once) with layers of the plain kind."""
         from fairseq.models.transformer import TransformerEncoderBase
-        from fairseq.modules.transformer_layer import TransformerEncoderLayerBase
-        if not isinstance(encoder, TransformerEncoderBase) or any(
-                getattr(type(encoder), m) is not getattr(TransformerEncoderBase, m)
-                for m in ("forward", "forward_scriptable", "forward_torchscript",
-                          "forward_embedding")):
+
+        if not isinstance(encoder, TransformerEncoderBase):
             return None
-        layers = list(encoder.layers)
-        if any(not isinstance(layer, TransformerEncoderLayerBase)
-               or type(layer).forward is not TransformerEncoderLayerBase.forward
-               or getattr(layer, "return_fc", False) for layer in layers):
+        reason = encoder_refusal(encoder)
+        if reason is not None:
+            log_once(reason, f"fairseq_fast: the encoder runs on fairseq's own code ({reason})")
             return None
-        fused = FusedLayers.build(layers, linear)
+        fused = FusedLayers.build(all_layers(encoder.layers), linear)
         return None if fused is None else cls(encoder, fused)
 
     def usable(self, src_tokens: Tensor) -> bool:
@@ -312,6 +309,7 @@ class FusedEncoder:
         padding = src_tokens.eq(enc.padding_idx)
         has_pads = bool(padding.any())
         x, embedding = enc.forward_embedding(src_tokens)
+        layerdrop_draws(enc.layers)  # what stock's loop over its layers draws
         if has_pads:
             x = x * (1 - padding.unsqueeze(-1).type_as(x))
         x = x.contiguous()

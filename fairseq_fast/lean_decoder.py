@@ -13,9 +13,11 @@ decoder_state.py; rollback = lowering state.lengths).
 The arithmetic follows fairseq's own code step for step so that outputs match stock incremental
 decoding up to floating-point rounding of differently shaped matmuls: queries scaled before the
 dot product, attention softmax in float32 (fairseq's utils.softmax) cast back, positions
-`padding_idx + 1 + t`, embed_scale, optional layernorm_embedding / project_in/out_dim,
-pre- or post-norm, NormFormer's extra norms and head scales. Anything it cannot reproduce is
-refused in `check_supported` with a reason, never approximated.
+`padding_idx + 1 + t`, embed_scale, adaptive input (fairseq's module), quant-noise's embedding
+projection, optional layernorm_embedding / project_in/out_dim, pre- or post-norm, NormFormer's
+extra norms and head scales; with an adaptive softmax the "logits" are the features it takes.
+Anything else is refused by model_gate.py (through `check_supported`) with a reason, never
+approximated.
 """
 from typing import List, Optional, Tuple
 
@@ -27,45 +29,22 @@ from fairseq_fast import cpu_attention
 from fairseq_fast.decoder_state import DecoderState
 from fairseq_fast.errors import UserError
 from fairseq_fast.fused_layer import FusedLayers
+from fairseq_fast.model_gate import all_layers, decoder_refusal
 from fairseq_fast.packed_linear import PackedLinear
 
 
 def check_supported(decoder: nn.Module) -> None:
-    """Raise UserError naming the first decoder feature the lean path does not reproduce."""
-    from fairseq.models.transformer import TransformerDecoderBase
-    from fairseq.modules.sinusoidal_positional_embedding import SinusoidalPositionalEmbedding
-    from fairseq.modules.learned_positional_embedding import LearnedPositionalEmbedding
-
-    name = type(decoder).__name__
-    if not isinstance(decoder, TransformerDecoderBase):
-        raise UserError(f"decoder {name} is not a fairseq Transformer decoder")
-    for method in ("extract_features_scriptable", "output_layer", "forward"):
-        if getattr(type(decoder), method) is not getattr(TransformerDecoderBase, method):
-            raise UserError(f"decoder {name} overrides {method}(); not supported")
-    if decoder.adaptive_softmax is not None:
-        raise UserError("decoders with adaptive softmax are not supported")
-    if decoder.cross_self_attention:
-        raise UserError("decoders with cross_self_attention are not supported")
-    pos = decoder.embed_positions
-    if pos is not None and not isinstance(
-            pos, (LearnedPositionalEmbedding, SinusoidalPositionalEmbedding)):
-        raise UserError(f"positional embedding {type(pos).__name__} is not supported")
-    for layer in decoder.layers:
-        for attn in (layer.self_attn, getattr(layer, "encoder_attn", None)):
-            if attn is None:
-                continue
-            if attn.bias_k is not None or attn.add_zero_attn:
-                raise UserError("attention with add_bias_kv / add_zero_attn is not supported")
-            if getattr(attn, "use_xformers", False) or getattr(attn, "rotary_pe", None):
-                raise UserError("xformers / rotary attention is not supported")
-            if not attn.qkv_same_dim and attn is layer.self_attn:
-                raise UserError("self-attention with kdim/vdim != embed_dim is not supported")
+    """Raise UserError naming the first part of `decoder` the lean path does not implement
+    (model_gate.py holds the list of what it does)."""
+    reason = decoder_refusal(decoder)
+    if reason is not None:
+        raise UserError(reason)
 
 
 def _layer_norm(module: Optional[nn.Module], x: Tensor) -> Tensor:
     if module is None:
         return x
-    if isinstance(module, nn.LayerNorm):
+    if type(module) is nn.LayerNorm:  # not a subclass: Fp32LayerNorm computes in float32
         return F.layer_norm(x, module.normalized_shape, module.weight, module.bias, module.eps)
     return module(x)
 
@@ -111,14 +90,17 @@ class LeanDecoder:
         cpu_attention.py (float32 on CPU); False: torch's F.linear, matmul and softmax
         everywhere (--no-fast-linear)."""
         check_supported(decoder)
+        if vocab is not None and decoder.adaptive_softmax is not None:
+            raise UserError("--draft-vocab needs a draft with an output projection (this one "
+                            "has an adaptive softmax)")
         self.decoder = decoder
         self.vocab = vocab
         self.linear = PackedLinear(enabled=packed)
         self.fused_attention = packed  # cpu_attention.py where usable (float32 on CPU)
+        self.layers = all_layers(decoder.layers)
         # whole layers in one C call (fused_layer.py) where every layer is of the plain kind
-        self.fused_layers = FusedLayers.build(list(decoder.layers), self.linear) if packed else None
+        self.fused_layers = FusedLayers.build(self.layers, self.linear) if packed else None
         self._shortlist = (None, None)  # (weights' identity, (vocab, rows, bias))
-        self.layers = list(decoder.layers)
         first = self.layers[0].self_attn
         self.heads = first.num_heads
         self.head_dim = first.head_dim
@@ -188,7 +170,8 @@ class LeanDecoder:
         return table[index]
 
     def forward(self, state: DecoderState, tokens: Tensor, need_attn: bool = False):
-        """tokens [B, n] -> logits [B, n, V]; appends n inputs per row to state.
+        """tokens [B, n] -> logits [B, n, V] (features [B, n, C] for an adaptive softmax: what
+        the model's get_normalized_probs takes); appends n inputs per row to state.
 
         With need_attn, returns (logits, attn) where attn [B, n, src_len] is the last layer's
         encoder attention averaged over heads, in float32, as fairseq's decoder returns it.
@@ -207,7 +190,12 @@ class LeanDecoder:
         steps = torch.arange(n, device=tokens.device)
         positions = start[:, None] + steps[None, :]  # [B, n]
 
-        x = dec.embed_scale * F.embedding(tokens, dec.embed_tokens.weight)
+        if type(dec.embed_tokens) is nn.Embedding:
+            x = dec.embed_scale * F.embedding(tokens, dec.embed_tokens.weight)
+        else:  # adaptive input: fairseq's module (model_gate.py)
+            x = dec.embed_scale * dec.embed_tokens(tokens)
+        if dec.quant_noise is not None:  # quant-noise models: one more projection
+            x = self._linear(dec.quant_noise, x)
         if dec.project_in_dim is not None:
             x = dec.project_in_dim(x)
         pos = self._positions(positions)
@@ -258,6 +246,10 @@ class LeanDecoder:
         return x, attn
 
     def _output(self, x: Tensor) -> Tensor:
+        """Logits; with an adaptive softmax, the features it takes (as fairseq's output_layer:
+        the model's get_normalized_probs turns them into log-probs)."""
+        if self.decoder.adaptive_softmax is not None:
+            return x
         projection = self.decoder.output_projection
         if self.vocab is None:
             return self._linear(projection, x)

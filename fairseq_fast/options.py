@@ -14,6 +14,7 @@ from fairseq_fast.errors import UserError
 
 GENERATORS = ("default", "speculative", "bild")
 MAX_WORKERS = 64
+MAX_DRAFT_LEN = 32
 
 
 @dataclass
@@ -29,7 +30,9 @@ class FastGenerationConfig(FairseqDataclass):
         "help": "draft (small) model checkpoint for --generator speculative or bild; it must "
                 "share the target model's dictionaries"})
     draft_len: int = field(default=4, metadata={
-        "help": "tokens the draft proposes per verification pass (gamma)"})
+        "help": "tokens the draft proposes per verification pass (gamma), 1..32: all K are kept "
+                "only with probability alpha^K (alpha: the acceptance rate), so past a few tokens "
+                "a longer draft mostly adds draft steps that are thrown away"})
     adaptive_draft_len: bool = field(default=False, metadata={
         "help": "per-sentence draft length between 1 and 2 x --draft-len: the cap grows by 2 "
                 "after a fully accepted window and shrinks by 1 otherwise (HF's heuristic), and "
@@ -129,6 +132,9 @@ def validate(cfg: FastGenerationConfig) -> None:
                         if cfg.generator == "bild" else
                         "--draft-vocab / --draft-vocab-counts need --generator speculative")
     if cfg.generator == "default":
+        if cfg.draft_path:
+            raise UserError("--draft-path is for --generator speculative or bild; the default "
+                            "generator uses no draft (add --generator speculative)")
         return
     if not cfg.draft_path:
         raise UserError(f"--generator {cfg.generator} needs --draft-path DRAFT.pt")
@@ -146,3 +152,6 @@ def validate(cfg: FastGenerationConfig) -> None:
                             "is set by --bild-fallback-threshold and --bild-max-small-steps")
     elif int(cfg.draft_len) < 1:
         raise UserError(f"--draft-len must be >= 1 (got {cfg.draft_len})")
+    elif int(cfg.draft_len) > MAX_DRAFT_LEN:
+        raise UserError(f"--draft-len must be at most {MAX_DRAFT_LEN} (got {cfg.draft_len}): "
+                        "all K drafted tokens are kept only with probability alpha^K")

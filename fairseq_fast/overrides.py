@@ -12,27 +12,60 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                                                                   --no-fast-{cache,ngram,prefill,
                                                                   linear,beam}
     remember_flags     fairseq.options.parse_args_and_arch        checks those flags (one-line
-                                                                  errors) and keeps their values
+                                                                  errors) and keeps their values;
+                                                                  refuses --fp16 on a CPU, a
+                                                                  --max-len-b below --min-len and
+                                                                  a missing --path (cli_checks.py)
     build_generator    FairseqTask.build_generator                --generator speculative builds
                                                                   SpeculativeSequenceGenerator,
                                                                   --generator bild
-                                                                  BiLDSequenceGenerator
+                                                                  BiLDSequenceGenerator (the
+                                                                  default generator, logged,
+                                                                  for a model model_gate.py
+                                                                  refuses)
     fast_defaults      (inside build_generator) fairseq's         --generator default builds
                        SequenceGenerator[WithAlignment]           FastSequenceGenerator[...]:
                                                                   fast cache (--no-fast-cache),
                                                                   prefill (--no-fast-prefill),
                                                                   n-gram blocker (--no-fast-ngram),
-                                                                  own beam loop (--no-fast-beam)
+                                                                  own beam loop (--no-fast-beam);
+                                                                  fairseq's own decoding path,
+                                                                  logged, for a model
+                                                                  model_gate.py refuses
     pipeline           fairseq_cli.generate._main,                with --postprocess-workers N > 0:
                        fairseq_cli.interactive.main               async_cli.py's loop (generation
                                                                   only; text made in N processes,
                                                                   written in order); N = 0 (the
-                                                                  default) calls the original.
-                                                                  Applied when the tool parses
-                                                                  its command line (its module is
-                                                                  loaded by then)
+                                                                  default) calls the original,
+                                                                  a failed output (closed pipe,
+                                                                  full disk) ending it with one
+                                                                  line (output.py). Applied when
+                                                                  the tool parses its command
+                                                                  line (its module is loaded by
+                                                                  then)
+    interactive_input  fairseq_cli.interactive.buffered_read,    a line that is not UTF-8, or too
+                       fairseq_cli.interactive.make_batches       long for the model or
+                                                                  --max-tokens, gets one line on
+                                                                  stderr and no translation; the
+                                                                  other lines are answered
+                                                                  (interactive_input.py). Applied
+                                                                  with `pipeline`
+    keep_last_batch    fairseq.data.data_utils.batch_by_size      keeps the last batch, which
+                                                                  fairseq drops when its size is
+                                                                  not a multiple of
+                                                                  --required-batch-size-multiple
+                                                                  (losing the longest sentences);
+                                                                  a sentence over --max-tokens is
+                                                                  a one-line error (batching.py).
+                                                                  Applied when fairseq-generate or
+                                                                  fairseq-interactive parses its
+                                                                  command line (not in training)
     safe_checkpoints   fairseq.checkpoint_utils.                  weights_only loading with an
-                       load_checkpoint_to_cpu                     allowlist (checkpoints.py)
+                       load_checkpoint_to_cpu                     allowlist, also under
+                                                                  TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD
+                                                                  (warned once); a truncated,
+                                                                  corrupted or non-finite file is
+                                                                  a one-line error (checkpoints.py)
     user_errors        sys.excepthook                             UserError -> one line, exit 2
 """
 import atexit
@@ -40,7 +73,7 @@ import logging
 import os
 import sys
 
-from fairseq_fast import checkpoints, errors, options
+from fairseq_fast import checkpoints, cli_checks, errors, options
 from fairseq_fast.errors import UserError
 
 logger = logging.getLogger("fairseq_fast")
@@ -82,7 +115,9 @@ def _parse_args_and_arch(original):
         if hasattr(parsed, "generator"):
             options.remember_cli(parsed)
             cfg = options.resolve(parsed)
+            cli_checks.check(parsed)
             _replace_cli_mains()
+            _keep_last_batch()
             if cfg.postprocess_workers and _off("pipeline"):
                 raise UserError(f"--postprocess-workers needs the 'pipeline' override, which "
                                 f"{OFF_ENV} switches off")
@@ -136,15 +171,17 @@ def _build_generator(original):
         if getattr(args, "postprocess_workers", None):
             raise UserError("postprocess_workers is a fairseq-generate / fairseq-interactive "
                             "option (--postprocess-workers), not a generation setting")
-        if cfg.generator == "default" or seq_gen_cls is not None:
-            if seq_gen_cls is None and not _off("fast_defaults"):
-                seq_gen_cls, extra_gen_cls_kwargs = fast_default_generator(
-                    args, cfg, extra_gen_cls_kwargs)
-            return original(self, models, args, seq_gen_cls=seq_gen_cls,
-                            extra_gen_cls_kwargs=extra_gen_cls_kwargs,
-                            prefix_allowed_tokens_fn=prefix_allowed_tokens_fn)
-        check_generation_args(args, cfg, extra_gen_cls_kwargs, prefix_allowed_tokens_fn)
-        return build_draft_generator(self, models, args, cfg)
+        if cfg.generator != "default" and seq_gen_cls is None:
+            check_generation_args(args, cfg, extra_gen_cls_kwargs, prefix_allowed_tokens_fn)
+            generator = build_draft_generator(self, models, args, cfg)
+            if generator is not None:
+                return generator
+        if seq_gen_cls is None and not _off("fast_defaults"):
+            seq_gen_cls, extra_gen_cls_kwargs = fast_default_generator(
+                args, cfg, extra_gen_cls_kwargs)
+        return original(self, models, args, seq_gen_cls=seq_gen_cls,
+                        extra_gen_cls_kwargs=extra_gen_cls_kwargs,
+                        prefix_allowed_tokens_fn=prefix_allowed_tokens_fn)
 
     return build_generator
 
@@ -168,10 +205,13 @@ def fast_default_generator(args, cfg, extra_gen_cls_kwargs):
 
 
 def build_draft_generator(task, models, args, cfg):
-    """SpeculativeSequenceGenerator or BiLDSequenceGenerator, with the draft loaded (once)."""
+    """SpeculativeSequenceGenerator or BiLDSequenceGenerator, with the draft loaded (once); None
+    (logged once) where model_gate.py refuses the target or the draft: the caller then builds the
+    default generator, which gives stock's output for the target."""
     from fairseq_fast.bild_generator import BiLDSequenceGenerator
     from fairseq_fast.draft_loading import load_draft
     from fairseq_fast.draft_vocab import shortlist
+    from fairseq_fast.model_gate import decoder_refusal, log_once
     from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
 
     models = list(models)
@@ -179,6 +219,13 @@ def build_draft_generator(task, models, args, cfg):
         raise UserError(f"--generator {cfg.generator} takes one model in --path, got {len(models)}")
     g = lambda name, default: getattr(args, name, default)  # noqa: E731
     draft = load_draft(task, cfg.draft_path, models[0])
+    for role, model in (("target", models[0]), ("draft", draft)):
+        reason = decoder_refusal(getattr(model, "decoder", None))
+        if reason is not None:
+            log_once(reason, f"fairseq_fast: --generator {cfg.generator} is not available for "
+                             f"this {role} model ({reason}); generating with the default "
+                             f"generator instead")
+            return None
     common = dict(
         beam_size=g("beam", 5), max_len_a=g("max_len_a", 0), max_len_b=g("max_len_b", 200),
         min_len=g("min_len", 1), normalize_scores=not g("unnormalized", False),
@@ -201,8 +248,16 @@ def build_draft_generator(task, models, args, cfg):
             sampling_topk=g("sampling_topk", -1), sampling_topp=g("sampling_topp", -1.0),
             **common)
     if options._cli_values:  # a command-line run: print the summary beside fairseq's at exit
-        atexit.register(lambda: logger.info(generator.stats.summary()))
+        atexit.register(_summary_after_success, generator)
     return generator
+
+
+def _summary_after_success(generator) -> None:
+    """The generator's summary line, at exit of a run that ended normally: after an uncaught
+    exception (Python sets sys.last_value before the exception hook runs) its counts would
+    describe a run that did not finish."""
+    if getattr(sys, "last_value", None) is None:
+        logger.info(generator.stats.summary())
 
 
 # -- post-processing pipeline ----------------------------------------------------------------
@@ -210,7 +265,12 @@ def _generate_main(original):
     def _main(cfg, output_file):
         workers = options.postprocess_workers()
         if workers == 0:
-            return original(cfg, output_file)
+            from fairseq_fast.output import guarded
+
+            guarded_file = guarded(output_file)
+            result = original(cfg, guarded_file)
+            guarded_file.flush()
+            return result
         from fairseq_fast import async_cli
 
         return async_cli.generate(cfg, output_file, workers)
@@ -222,7 +282,10 @@ def _interactive_main(original):
     def main(cfg):
         workers = options.postprocess_workers()
         if workers == 0:
-            return original(cfg)
+            from fairseq_fast.output import guarded_stdout
+
+            with guarded_stdout():
+                return original(cfg)
         from argparse import Namespace
 
         from fairseq.dataclass.utils import convert_namespace_to_omegaconf
@@ -244,7 +307,22 @@ def _replace_cli_mains():
         _replace(generate, "_main", _generate_main, "pipeline")
     interactive = sys.modules.get("fairseq_cli.interactive")
     if interactive is not None:
+        from fairseq_fast import interactive_input
+
         _replace(interactive, "main", _interactive_main, "pipeline:interactive")
+        _replace(interactive, "buffered_read", interactive_input.read_lines, "interactive_input")
+        _replace(interactive, "make_batches", interactive_input.checked_batches,
+                 "interactive_input:batches")
+
+
+def _keep_last_batch():
+    """fairseq-generate's and fairseq-interactive's batches, when they parse their command line:
+    training (fairseq-train loads plugins too) keeps fairseq's batching."""
+    from fairseq.data import data_utils
+
+    from fairseq_fast import batching
+
+    _replace(data_utils, "batch_by_size", batching.keep_last_batch, "keep_last_batch")
 
 
 # -- apply --------------------------------------------------------------------------------------

@@ -10,7 +10,10 @@ At most 2N+2 batches are in flight: when the workers fall behind, `put` waits.
 Faults end the run within seconds and lose nothing that was generated:
 - a worker dies: the writer formats the batches the pool can no longer deliver itself, writes
   everything generated so far, and `problem` says what happened; the main loop stops;
-- the output closes (a broken pipe): nothing more can be written, the run stops at once;
+- the output closes (a broken pipe) or fails (a full disk): nothing more is written, the run
+  stops at once, and the count of sentences written is exact: the writer writes each batch's
+  bytes to the output's descriptor itself (no buffer in between) and counts the sentences whose
+  text was written completely;
 - Ctrl-C: the caller stops generating and calls `close()`, which writes what was generated.
 Workers ignore SIGINT (Ctrl-C reaches the whole process group; the main process decides).
 
@@ -24,7 +27,9 @@ import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Callable, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
+
+from fairseq_fast.output import describe, silence
 
 KILL_ENV = "FAIRSEQ_FAST_TEST_KILL_WORKER"
 
@@ -63,6 +68,7 @@ class Pipeline:
         self.handed = 0  # sentences handed over
         self.sentences = 0  # sentences written
         self.output_closed = False
+        self.fd = _descriptor(output)  # written directly when it has one (exact counts)
         self.writer = threading.Thread(target=self._write_in_order, name="fairseq_fast-writer",
                                        daemon=True)
         self.writer.start()
@@ -106,21 +112,46 @@ class Pipeline:
             try:
                 self._write(*item)
             except BaseException as e:  # keep draining: the main loop must never block on put
+                self.output_closed = True  # what is written stays a prefix of the output
                 self._fail(f"writing the output failed: {type(e).__name__}: {e}", 1)
 
     def _write(self, future, packed):
-        text, scored = self._text(future, packed)
-        try:
-            self.output.write(text)
-            self.output.flush()
-        except BrokenPipeError:
+        chunks, scored = self._text(future, packed)
+        complete, error = self._emit(chunks)
+        self.sentences += complete
+        if error is not None:
             self.output_closed = True
-            self._fail("the output was closed (broken pipe) after "
-                       f"{_sentences(self.sentences)}", 1)
-            _silence(self.output)
+            self._fail(f"{describe(error)} after {_sentences(self.sentences)}", 1)
+            silence(self.output)
             return
         self.on_scored(scored)
-        self.sentences += packed.sentences
+
+    def _emit(self, chunks: List[str]):
+        """Write one batch's sentences; (how many were written completely, the error that
+        stopped the writing or None)."""
+        if self.fd is None:
+            try:
+                self.output.write("".join(chunks))
+                self.output.flush()
+            except OSError as e:
+                return 0, e
+            return len(chunks), None
+        encoding = getattr(self.output, "encoding", None) or "utf-8"
+        errors = getattr(self.output, "errors", None) or "strict"
+        data = [c.encode(encoding, errors) for c in chunks]
+        view, done, error = memoryview(b"".join(data)), 0, None
+        try:
+            while done < len(view):
+                done += os.write(self.fd, view[done:])
+        except OSError as e:
+            error = e
+        complete, end = 0, 0
+        for d in data:
+            end += len(d)
+            if end > done:
+                break
+            complete += 1
+        return complete, error
 
     def _text(self, future, packed):
         if future is not None:
@@ -139,11 +170,15 @@ def _sentences(n):
     return f"{n} sentence" + ("" if n == 1 else "s")
 
 
-def _silence(stream):
-    """After a broken pipe, point the stream's descriptor at /dev/null so that later writes
-    (log lines, interpreter shutdown's flush) do not raise again (Python docs, 'SIGPIPE')."""
+def _descriptor(output) -> Optional[int]:
+    """The output's file descriptor, after writing out what its buffer holds; None when it has
+    none (an in-memory stream)."""
     try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
+        fd = output.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    try:
+        output.flush()
+    except OSError:
+        pass  # the first write fails the same way, and says so
+    return fd

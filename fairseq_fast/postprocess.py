@@ -4,7 +4,8 @@
 lookups, BPE and tokenizer decoding, the S-/T-/H-/D-/P-/A- lines and, for generate, the scorer's
 inputs. With --postprocess-workers N > 0 (see pipeline.py) the main loop only generates, packs each
 batch with `pack_generated` / `pack_interactive` (CPU arrays, no model state) and worker processes
-call `GenerateLines` / `InteractiveLines` on it. Each returns the batch's text, byte for byte what
+call `GenerateLines` / `InteractiveLines` on it. Each returns the batch's text, one string per
+sentence (so that the writer can count exactly what reached the output), byte for byte what
 fairseq's own loop prints (fairseq_cli/generate.py and interactive.py in fairseq 0.12), and the
 (reference, hypothesis) pairs for the scorer, which the writer feeds in order.
 """
@@ -134,7 +135,9 @@ class GenerateLines(_Lines):
         scored = []
         has_target = b["target"] is not None
         pad = self.tgt_dict.pad()
+        starts: List[int] = []  # where each sentence's lines begin in `out`
         for i, sample_id in enumerate(b["ids"]):
+            starts.append(len(out))
             src_tokens = utils.strip_pad(b["src"][i, :], pad) if b["src"] is not None else None
             target_tokens = None
             if has_target:
@@ -172,7 +175,7 @@ class GenerateLines(_Lines):
                         hypo_tokens = self.tgt_dict.encode_line(detok_hypo_str,
                                                                 add_if_not_exist=True)
                     scored.append((target_tokens.numpy(), hypo_tokens.numpy()))
-        return "".join(line + "\n" for line in out), scored
+        return _per_sentence(out, starts), scored
 
     def extra_lines(self, out, sample_id, hypo, alignment, src_str):
         if self.print_alignment == "hard":
@@ -195,7 +198,9 @@ class InteractiveLines(_Lines):
 
     def __call__(self, packed: Packed):
         out: List[str] = []
+        starts: List[int] = []
         for id_, src_tokens, hypos, constraints, seconds in from_wire(packed.payload):
+            starts.append(len(out))
             src_str = ""
             if self.src_dict is not None:
                 src_str = self.src_dict.string(src_tokens, self.post_process)
@@ -209,7 +214,13 @@ class InteractiveLines(_Lines):
                 self.scored_lines(out, id_, hypo, hypo_str, self.decode(hypo_str))
                 if self.print_alignment:
                     out.append(self.hard_alignment_line(id_, alignment))
-        return "".join(line + "\n" for line in out), []
+        return _per_sentence(out, starts), []
+
+
+def _per_sentence(out: List[str], starts: List[int]) -> List[str]:
+    """Each sentence's lines as one string, "\n" after every line."""
+    ends = starts[1:] + [len(out)]
+    return ["".join(line + "\n" for line in out[a:b]) for a, b in zip(starts, ends)]
 
 
 def add_to_scorer(scorer, scored) -> None:

@@ -106,11 +106,14 @@ class AdaptiveDraftLength:
 def step_cost(decoder: nn.Module, vocab: Optional[Tensor] = None) -> float:
     """Relative cost of one decoder step: a fixed overhead per layer (kernel launches and Python,
     which dominate small models) plus the multiply-adds of the weights a step reads (the output
-    projection included, tied to the embeddings or not, only its `vocab` rows when given; the
-    embedding lookup excluded), in units of one 1024 x 1024 matmul."""
+    projection or adaptive softmax included, tied to the embeddings or not, only its `vocab`
+    rows when given; the embedding lookup excluded), in units of one 1024 x 1024 matmul."""
     per_layer_overhead = 0.5
     weights = {id(p): p.numel() for p in decoder.parameters()}
-    weights.pop(id(decoder.embed_tokens.weight), None)
+    for p in decoder.embed_tokens.parameters():  # a lookup (adaptive input: a small one)
+        weights.pop(id(p), None)
+    if getattr(decoder, "adaptive_softmax", None) is not None:  # all of it, for a distribution
+        weights.update({id(p): p.numel() for p in decoder.adaptive_softmax.parameters()})
     projection = getattr(decoder, "output_projection", None)
     if projection is not None:
         rows = projection.weight.size(0) if vocab is None else vocab.numel()
@@ -218,6 +221,7 @@ class SpeculativeSequenceGenerator(nn.Module):
             window = (n_tokens - 1)[:, None] + torch.arange(k + 1, device=device)[None, :]
             logits = self.target.forward(target, tokens.gather(1, window))
             lprobs = self.rules.log_probs(self.model, logits, window, tokens, prefix)
+            cum = cum.type_as(lprobs)  # as stock's scores (float64 from an adaptive softmax)
             prev = cum.gather(1, (n_tokens - 1)[:, None]).squeeze(1)
             verdict = self.acceptance.verify(lprobs, drafts, offered, prev, q)
 

@@ -1,7 +1,10 @@
 """The plugin in the real command-line tools, on a tiny pair trained with fairseq-train.
 
 Stock runs get TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 (fairseq 0.12 cannot load its own checkpoints on
-torch >= 2.6 otherwise); plugin runs get nothing: the plugin's allowlist loads them.
+torch >= 2.6 otherwise); plugin runs get nothing: the plugin's allowlist loads them. Stock
+fairseq-generate runs also get --required-batch-size-multiple 1: with the default 8 stock drops a
+last batch whose size is not a multiple of 8, which the plugin keeps (batching.py); at the batch
+sizes these tests use (below 8, or multiples of 8) the batches are otherwise the same.
 
 In float32 the verify pass multiplies several positions at once, so scores can differ from stock's
 one-position steps in the last digits (~1e-7 relative); hypotheses must be identical and scores
@@ -27,6 +30,8 @@ def run(tool, args, plugin=True, stdin=None, env=None):
     if not plugin:
         full_env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
     full_env.update(env or {})
+    if not plugin and tool == "fairseq-generate" and "--required-batch-size-multiple" not in args:
+        args = args + ["--required-batch-size-multiple", "1"]
     cmd = [os.path.join(BIN, tool)] + (["--user-dir", USER_DIR] if plugin else []) + args
     return subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=full_env,
                           timeout=300)

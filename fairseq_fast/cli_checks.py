@@ -1,0 +1,44 @@
+"""fairseq options that fairseq-generate / fairseq-interactive accept and then fail on, or run
+badly, checked with one line when the command line is parsed (overrides.parse_args_and_arch).
+
+- `--fp16` on a CPU: fairseq runs it, but CPUs have no half-precision arithmetic, so every op is
+  emulated (several times slower than float32), and the plugin's fast paths, made for float32 on
+  CPU and for GPUs, do not reproduce stock fairseq's emulated half-precision rounding: the
+  hypotheses differ from stock's. Refused: float32 (no --fp16) is faster and identical to stock.
+- `--max-len-a 0 --max-len-b B` with B < --min-len: no output length satisfies both, and fairseq
+  asserts ("min_len cannot be larger than max_len") in the middle of generation.
+- a `--path` checkpoint that does not exist: fairseq raises with a traceback after loading the
+  data.
+"""
+import os
+
+import torch
+
+from fairseq_fast.errors import UserError
+
+
+def check(args) -> None:
+    g = lambda name, default=None: getattr(args, name, default)  # noqa: E731
+    if g("fp16", False) and (g("cpu", False) or not torch.cuda.is_available()):
+        raise UserError("--fp16 on a CPU: half precision is emulated there (several times slower "
+                        "than float32) and its hypotheses differ from stock fairseq's; run "
+                        "without --fp16 (float32), or on a GPU")
+    max_len_a, max_len_b, min_len = g("max_len_a", 0), g("max_len_b", 200), g("min_len", 1)
+    if not g("match_source_len", False) and not max_len_a and max_len_b < min_len:
+        raise UserError(f"--max-len-b {max_len_b} (with --max-len-a 0) leaves no room for "
+                        f"--min-len {min_len}: every output has between --min-len and "
+                        f"--max-len-b tokens; raise --max-len-b or lower --min-len")
+    _check_paths(g("path"), g("checkpoint_suffix", "") or "",
+                 g("checkpoint_shard_count", 1) or 1)
+
+
+def _check_paths(paths, suffix, shards):
+    if not paths or suffix or shards != 1:  # fairseq derives the file names
+        return
+    for path in paths.split(os.pathsep):
+        if "://" in path:  # fairseq's PathManager reads remote files
+            continue
+        if not os.path.exists(path):
+            raise UserError(f"--path {path}: no such file")
+        if os.path.isdir(path):
+            raise UserError(f"--path {path}: is a folder, not a checkpoint file")

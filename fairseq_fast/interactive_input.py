@@ -1,0 +1,118 @@
+"""fairseq-interactive input that one bad line cannot end (the `interactive_input` override).
+
+fairseq's `buffered_read` decodes its input strictly as UTF-8 (a file; stdin as the locale says),
+so one line of other bytes raises UnicodeDecodeError and ends the session, losing the lines
+buffered with it and all after it; `make_batches` raises for a line longer than the model's
+positions (unless --skip-invalid-size-inputs-valid-test, which drops it with a log line) or
+asserts for one longer than --max-tokens. With the plugin loaded:
+
+- `buffered_read` reads the same lines (universal newlines, stripped) with undecodable bytes
+  kept as surrogate escapes, and remembers where each buffer starts;
+- `make_batches` refuses such a line, and a line too long for the model or for --max-tokens,
+  with one line on stderr naming its input line and id (`fairseq_fast: input line 6 (id 5)
+  skipped: ...`), and batches the others with fairseq's own make_batches. A refused line gets no
+  S-/H- lines; every other line keeps its id.
+"""
+import fileinput
+import re
+import sys
+
+import numpy as np
+import torch
+
+PREFIX = "fairseq_fast: "
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # an undecodable byte, as surrogateescape keeps it
+
+
+class Buffer(list):
+    """A buffer of input lines, and the id of its first line (the S-/H- id fairseq gives it)."""
+
+    def __init__(self, lines, first_id):
+        super().__init__(lines)
+        self.first_id = first_id
+
+
+def read_lines(original):
+    def buffered_read(input, buffer_size):
+        if input == "-" and hasattr(sys.stdin, "reconfigure"):
+            # fileinput reads sys.stdin itself, in the locale's encoding
+            sys.stdin.reconfigure(errors="surrogateescape")
+        buffer, first_id = [], 0
+        with fileinput.input(files=[input], openhook=fileinput.hook_encoded(
+                "utf-8", errors="surrogateescape")) as h:
+            for src_str in h:
+                buffer.append(src_str.strip())
+                if len(buffer) >= buffer_size:
+                    yield Buffer(buffer, first_id)
+                    first_id += len(buffer)
+                    buffer = []
+        if len(buffer) > 0:
+            yield Buffer(buffer, first_id)
+
+    return buffered_read
+
+
+def checked_batches(original):
+    def make_batches(lines, cfg, task, max_positions, encode_fn):
+        first_id = getattr(lines, "first_id", 0)
+        encoded = {}
+
+        def encode_once(x):  # tokenizer and BPE run once per line: for the length check here,
+            if x not in encoded:  # and again (from this cache) in fairseq's make_batches
+                encoded[x] = encode_fn(x)
+            return encoded[x]
+
+        keep = []
+        for i, line in enumerate(lines):
+            reason = _undecodable(line)
+            if reason:
+                _skipped(first_id + i, reason)
+            else:
+                keep.append(i)
+        keep = _fitting(lines, keep, cfg, task, max_positions, encode_once, first_id)
+        if not keep:
+            return
+        ids = torch.tensor(keep, dtype=torch.long)
+        for batch in original([lines[i] for i in keep], cfg, task, max_positions, encode_once):
+            yield batch._replace(ids=ids[batch.ids])
+
+    return make_batches
+
+
+def _undecodable(line):
+    found = _ESCAPED_BYTE.search(line)
+    if found is None:
+        return None
+    return (f"not valid UTF-8 (byte 0x{ord(found.group()) - 0xdc00:02x} at character "
+            f"{found.start() + 1})")
+
+
+def _fitting(lines, keep, cfg, task, max_positions, encode_fn, first_id):
+    """The lines of `keep` whose source fits the model's positions and --max-tokens."""
+    if not keep:
+        return keep
+    sources = [lines[i].split("\t")[0] if cfg.generation.constraints else lines[i]
+               for i in keep]
+    tokens, lengths = task.get_interactive_tokens_and_lengths(sources, encode_fn)
+    too_long = set()
+    if max_positions is not None:
+        dataset = task.build_dataset_for_inference(tokens, lengths)
+        _, ignored = dataset.filter_indices_by_size(np.arange(len(keep), dtype=np.int64),
+                                                    max_positions)
+        for j in ignored:
+            limit = max_positions[0] if isinstance(max_positions, (tuple, list)) \
+                else max_positions
+            _skipped(first_id + keep[j], f"{lengths[j]} tokens, more than the model's "
+                                         f"{limit} positions")
+            too_long.add(int(j))
+    max_tokens = cfg.dataset.max_tokens
+    for j, n in enumerate(lengths):
+        if j not in too_long and max_tokens and n > max_tokens:
+            _skipped(first_id + keep[j], f"{n} tokens, more than --max-tokens {max_tokens}")
+            too_long.add(j)
+    return [i for j, i in enumerate(keep) if j not in too_long]
+
+
+def _skipped(ident, reason):
+    sys.stderr.write(f"{PREFIX}input line {ident + 1} (id {ident}) skipped: {reason}\n")
+    sys.stderr.flush()

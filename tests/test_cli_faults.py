@@ -1,0 +1,277 @@
+"""Bad input and faults in the real command-line tools: every sentence generated or refused with
+one line, never a traceback, and counts that are the truth.
+
+Each case runs fairseq-generate / fairseq-interactive under a timeout and checks the exit status,
+that stderr holds the one-line message (and no "Traceback"), and that the other sentences or
+lines are answered.
+"""
+import os
+import random
+import re
+import resource
+import signal
+import struct
+import subprocess
+import zipfile
+
+import pytest
+import torch
+
+from test_cli import BIN, SPEC, USER_DIR, assert_one_line_error, hypotheses, run
+
+TIMEOUT = 120
+
+
+def data(pair):
+    return os.path.join(pair, "data-bin")
+
+
+def target(pair):
+    return os.path.join(pair, "target.pt")
+
+
+def gen(pair, *extra, subset="test", path=None):
+    return [data(pair), "--path", path or target(pair), "--gen-subset", subset, "--beam", "1",
+            *extra]
+
+
+def env_without_torch_switch(extra=None):
+    env = dict(os.environ)
+    env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
+    env.update(extra or {})
+    return env
+
+
+def complete_sentences(stdout):
+    """The ids of the complete S/T/H/D/P blocks."""
+    return [int(i) for i in re.findall(r"^S-(\d+)\t.*\nT-\1\t.*\nH-\1\t.*\nD-\1\t.*\nP-\1\t.*\n",
+                                       stdout, flags=re.M)]
+
+
+# -- batching ----------------------------------------------------------------------------------
+def test_default_batch_size_multiple_loses_no_sentence(tiny_pair):
+    """40 sentences in batches of 6 with fairseq's default --required-batch-size-multiple 8: the
+    last batch (4 sentences, the longest) is not a multiple of 8, and stock drops it."""
+    result = run("fairseq-generate", gen(tiny_pair, "--batch-size", "6"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert sorted(int(k[2:]) for k in hypotheses(result.stdout)) == list(range(40))
+    assert "Translated 40 sentences" in result.stderr
+
+
+@pytest.mark.parametrize("max_sentences,max_tokens", [(1, None), (12, None), (None, 40),
+                                                      (5, 30), (None, None)])
+def test_batches_cover_every_index(max_sentences, max_tokens):
+    """In process, the same override on fairseq's batching: fairseq's batches, in order, and the
+    one it dropped."""
+    import numpy as np
+    from fairseq.data import data_utils
+
+    from fairseq_fast.batching import keep_last_batch
+
+    original = getattr(data_utils.batch_by_size, "__wrapped__", data_utils.batch_by_size)
+    sizes = np.array([2 + (i * 7) % 11 for i in range(101)], dtype=np.int64)
+    indices = np.argsort(sizes, kind="stable").astype(np.int64)
+    batches = keep_last_batch(original)(
+        indices, lambda i: sizes[i], num_tokens_vec=sizes[indices], max_tokens=max_tokens,
+        max_sentences=max_sentences, required_batch_size_multiple=8)
+    assert np.array_equal(np.concatenate(batches), indices)
+    stock = original(
+        indices, lambda i: sizes[i], num_tokens_vec=sizes[indices], max_tokens=max_tokens,
+        max_sentences=max_sentences, required_batch_size_multiple=8)
+    assert all(np.array_equal(a, b) for a, b in zip(batches, stock))
+
+
+def test_sentence_over_max_tokens_is_one_line(tiny_pair):
+    result = run("fairseq-generate", gen(tiny_pair, "--max-tokens", "5"))
+    assert_one_line_error(result, "tokens, more than --max-tokens 5")
+
+
+# -- fairseq-interactive: bad lines --------------------------------------------------------------
+def bad_input(pair, tmp_path):
+    """12 test sources with line 4 not UTF-8 and line 9 of 5,000 words (past 64 positions)."""
+    with open(os.path.join(pair, "raw", "test.src"), "rb") as f:
+        lines = f.read().splitlines(keepends=True)[:12]
+    lines[3] = b"s1 \xff\xfe s2\n"
+    lines[8] = b" ".join([b"s3"] * 5000) + b"\n"
+    path = tmp_path / "input.txt"
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def interactive_args(pair):
+    return [data(pair), "--path", target(pair), "--beam", "1", "--source-lang", "src",
+            "--target-lang", "tgt", "--buffer-size", "4", "--batch-size", "4"]
+
+
+@pytest.mark.parametrize("workers,via", [(0, "file"), (2, "stdin")])
+def test_interactive_answers_every_other_line(tiny_pair, tmp_path, workers, via):
+    path = bad_input(tiny_pair, tmp_path)
+    args = interactive_args(tiny_pair) + ["--postprocess-workers", str(workers)]
+    if via == "file":
+        result = run("fairseq-interactive", args + ["--input", str(path)])
+    else:  # stdin decoded strictly, as in a UTF-8 locale
+        result = subprocess.run([os.path.join(BIN, "fairseq-interactive"), "--user-dir",
+                                 USER_DIR] + args, input=path.read_bytes(), capture_output=True,
+                                env=env_without_torch_switch({"PYTHONIOENCODING": "utf-8:strict"}),
+                                timeout=TIMEOUT)
+        result = subprocess.CompletedProcess(result.args, result.returncode,
+                                             result.stdout.decode(), result.stderr.decode())
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    ids = sorted(int(k[2:]) for k in hypotheses(result.stdout))
+    assert ids == [i for i in range(12) if i not in (3, 8)]
+    ours = [line for line in result.stderr.splitlines() if line.startswith("fairseq_fast:")]
+    assert ours == [
+        "fairseq_fast: input line 4 (id 3) skipped: not valid UTF-8 (byte 0xff at character 4)",
+        "fairseq_fast: input line 9 (id 8) skipped: 5001 tokens, more than the model's 64 "
+        "positions"]
+
+
+# -- checkpoints ---------------------------------------------------------------------------------
+def overwrite_tensor_bytes(src, dst, value=b"\xff"):
+    """A copy of checkpoint `src` with 4 KiB of one tensor's bytes overwritten (0xff...: NaN in
+    float32), the zip archive itself intact."""
+    raw = bytearray(open(src, "rb").read())
+    with zipfile.ZipFile(src) as z:
+        info = max((i for i in z.infolist() if "/data/" in i.filename), key=lambda i: i.file_size)
+    name_len, extra_len = struct.unpack("<HH", raw[info.header_offset + 26:
+                                                  info.header_offset + 30])
+    start = info.header_offset + 30 + name_len + extra_len
+    n = min(4096, info.file_size)
+    raw[start:start + n] = value * n
+    open(dst, "wb").write(bytes(raw))
+
+
+@pytest.mark.parametrize("case,needle", [
+    ("truncated", "cannot read checkpoint"),
+    ("random bytes", "cannot read checkpoint"),
+    ("bytes overwritten", "non-finite values (NaN or infinity)"),
+    ("missing", "no such file"),
+])
+def test_bad_target_checkpoint_is_one_line(tiny_pair, tmp_path, case, needle):
+    path = tmp_path / "target.pt"
+    good = open(target(tiny_pair), "rb").read()
+    if case == "truncated":
+        path.write_bytes(good[: len(good) // 3])
+    elif case == "random bytes":
+        path.write_bytes(random.Random(0).randbytes(4096))
+    elif case == "bytes overwritten":
+        overwrite_tensor_bytes(target(tiny_pair), path)
+    result = run("fairseq-generate", gen(tiny_pair, path=str(path)))
+    assert_one_line_error(result, needle)
+    assert result.returncode == 2
+
+
+class NotAllowed:
+    """A type outside every allowlist (test_cli.py has the same for the opt-in test)."""
+
+
+def test_torch_switch_is_warned_about_and_does_not_bypass_the_guard(tiny_pair, tmp_path):
+    state = torch.load(target(tiny_pair), weights_only=False)
+    state["extra_state"] = {"surprise": NotAllowed()}
+    bad = tmp_path / "target.pt"
+    torch.save(state, bad)
+    result = run("fairseq-generate", gen(tiny_pair, path=str(bad)),
+                 env={"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1",
+                      "PYTHONPATH": os.path.dirname(__file__)})
+    assert_one_line_error(result, "test_cli_faults.NotAllowed",
+                          "FAIRSEQ_FAST_TRUST_CHECKPOINTS=1")
+    warnings = [line for line in result.stderr.splitlines()
+                if line.startswith("fairseq_fast: warning:")]
+    assert len(warnings) == 1 and "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD is set" in warnings[0]
+
+
+# -- options accepted without a word -------------------------------------------------------------
+@pytest.mark.parametrize("extra,needles", [
+    (["--max-len-b", "0"], ["--max-len-b 0 (with --max-len-a 0) leaves no room for --min-len 1"]),
+    (["--max-len-a", "0.1", "--max-len-b", "0", "--batch-size", "8"],
+     ["--min-len 1 is more than the 0 tokens"]),
+    (["--draft-path", "DRAFT"], ["--draft-path is for --generator speculative or bild"]),
+    (["--fp16", "--cpu"], ["--fp16 on a CPU"]),
+    (["--generator", "speculative", "--draft-path", "DRAFT", "--draft-len", "1000"],
+     ["--draft-len must be at most 32 (got 1000)"]),
+])
+def test_bad_option_is_one_line(tiny_pair, extra, needles):
+    extra = [os.path.join(tiny_pair, "draft.pt") if x == "DRAFT" else x for x in extra]
+    assert_one_line_error(run("fairseq-generate", gen(tiny_pair, *extra)), *needles)
+
+
+def test_no_summary_after_a_failed_run(tiny_pair):
+    """The speculative generator refuses these lengths when it meets the first batch; its summary
+    ('speculative decoding: 0 sentences, ...') must not follow the error."""
+    result = run("fairseq-generate", gen(tiny_pair, "--max-len-a", "0.1", "--max-len-b", "0",
+                                         "--batch-size", "8", *SPEC(tiny_pair)))
+    assert_one_line_error(result, "min_len")
+    assert "speculative decoding:" not in result.stderr
+
+
+# -- the output fails ----------------------------------------------------------------------------
+def test_broken_pipe_without_workers(tiny_pair, tmp_path):
+    stderr = open(tmp_path / "stderr.txt", "w+")
+    proc = subprocess.Popen([os.path.join(BIN, "fairseq-generate"), "--user-dir", USER_DIR,
+                             *gen(tiny_pair, "--batch-size", "1", subset="train")],
+                            stdout=subprocess.PIPE, stderr=stderr, text=True,
+                            env=env_without_torch_switch(), start_new_session=True)
+    try:
+        assert proc.stdout.readline().startswith("S-")
+        proc.stdout.close()  # like `| head -1`
+        proc.wait(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    stderr.seek(0)
+    result = subprocess.CompletedProcess(proc.args, proc.returncode, "", stderr.read())
+    assert_one_line_error(result, "the output was closed (broken pipe)")
+    assert result.returncode == 1
+
+
+def test_full_device_without_workers(tiny_pair):
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([os.path.join(BIN, "fairseq-generate"), "--user-dir", USER_DIR,
+                                 *gen(tiny_pair, "--batch-size", "8")], stdout=full,
+                                stderr=subprocess.PIPE, text=True, env=env_without_torch_switch(),
+                                timeout=TIMEOUT)
+    assert_one_line_error(result, "writing the output failed: No space left on device")
+    assert result.returncode == 1
+
+
+def _file_size_limit(limit):
+    def preexec():  # the output file may not grow past `limit` bytes: writes fail with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return preexec
+
+
+FULL_AT = 4000  # bytes
+
+
+@pytest.fixture(scope="module")
+def whole_output(tiny_pair):
+    """The whole output of the run the next test cuts short (and the C kernels built, before a
+    file size limit applies)."""
+    whole = run("fairseq-generate", gen(tiny_pair, "--batch-size", "8"))
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    assert len(whole.stdout) > 2 * FULL_AT
+    return whole.stdout
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_output_full_midway_counts_what_is_on_disk(tiny_pair, whole_output, tmp_path, workers):
+    """The output file stops growing at 4,000 bytes (a full disk, as RLIMIT_FSIZE makes it): the
+    run ends with one line, and with workers the count it gives is the number of complete
+    sentences in the file."""
+    args = gen(tiny_pair, "--batch-size", "8", "--postprocess-workers", str(workers))
+    out = tmp_path / "out.txt"
+    with open(out, "w") as f:
+        result = subprocess.run([os.path.join(BIN, "fairseq-generate"), "--user-dir", USER_DIR,
+                                 *args], stdout=f, stderr=subprocess.PIPE, text=True,
+                                env=env_without_torch_switch(), timeout=TIMEOUT,
+                                preexec_fn=_file_size_limit(FULL_AT))
+    assert_one_line_error(result, "File too large")
+    assert result.returncode == 1
+    written = out.read_text()
+    assert 0 < len(written) <= FULL_AT and whole_output.startswith(written)
+    complete = len(complete_sentences(written))
+    assert 0 < complete < 40
+    if workers:
+        said = re.search(r"wrote only (\d+) of the (\d+) sentences generated", result.stderr)
+        assert int(said.group(1)) == complete, result.stderr
