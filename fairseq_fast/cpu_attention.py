@@ -6,10 +6,10 @@
 
 A decoder step attends with a few queries per row over a few dozen keys. In torch that is two
 batched matmuls, a masked fill, a softmax and the transposes around them, each a tiny op whose
-set-up costs more than its arithmetic (a [32, 5, 64] x [32, 64, 51] batched matmul: ~30 us on the
-2-core machine this project is measured on). csrc/attention.c does the whole thing in one pass per
-(row, head), built and loaded with the small-matrix kernel (small_gemm.py: same compiler, cache,
-FAIRSEQ_FAST_SMALL_GEMM=0 switch and fallback).
+set-up costs more than its arithmetic (a [32, 5, 64] x [32, 64, 51] batched matmul is a few
+hundred thousand multiply-adds, tens of microseconds of dispatch). csrc/attention.c does the
+whole thing in one pass per (row, head), built and loaded with the small-matrix kernel
+(small_gemm.py: same compiler, cache, FAIRSEQ_FAST_SMALL_GEMM=0 switch and fallback).
 
 Masks are described, not materialised: `start` [B] for causal self-attention over a cache (query
 j of row b sees keys t <= start[b] + j), `pad` [B / group, T] bool for source padding. Masked keys

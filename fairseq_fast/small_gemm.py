@@ -5,20 +5,18 @@
 
 A decoder step multiplies a handful of rows (a verify window, beams, a batch) by each weight.
 There, MKL's sgemm (F.linear) and oneDNN (through torch's op) spend most of a call in per-call
-set-up and in reading the weight from memory: on the 2-core AMD EPYC this project is measured on,
-a float32 1024x256 weight times 5 rows took 89 us on F.linear, 46 us on oneDNN and 27 us here
-(weights cold in cache, as in a real step; `scripts/benchmark_linear.py --kernels-only`, session
-10, whose README table has every decoder weight shape at 1 to 160 rows), and a demo-target
-verify pass of 5 tokens takes 2.3-2.9 ms (`benchmark.py`'s step-time line) where it took 6.2 ms
-on F.linear in session 7. The kernel (csrc/small_gemm.c) keeps each weight in blocks of 64
-output features laid out k-major, so a step streams it once; with 6 rows x 64 outputs in
-registers it is compute-bound from a few dozen rows on and at par with oneDNN at 160 rows.
+set-up and in reading the weight from memory, while the arithmetic itself is small. The kernel
+(csrc/small_gemm.c) keeps each weight in blocks of 64 output features laid out k-major, so a step
+streams it once with nothing else to do; with 6 rows x 64 outputs in registers it becomes
+compute-bound from a few dozen rows on, and packed_linear.py hands calls of more rows to oneDNN.
+`scripts/benchmark_linear.py --kernels-only` times the three for every decoder weight shape of
+the demo pair at 1 to 160 rows, weights cold in cache as in a real step (docs/benchmarks.md).
 
 Weights whose values are all float16 numbers (checkpoints trained or stored in half precision,
 like the demo pair) are packed as float16 and widened in registers: half the memory traffic, the
 same products (float16 -> float32 is exact), so the same results bit for bit. A call of many rows
 (>= 8 row groups, e.g. beam 5 x 32 sentences) widens each block once into a per-thread buffer
-instead, which spares the FMA ports the conversions (~12% of such a call).
+instead, so the FMA ports do not convert the same block again for every group of rows.
 
 Numerics: every output is one float32 accumulator over k in order with fused multiply-adds, then
 + bias, whatever the row count, thread count or instruction set; it differs from F.linear's

@@ -16,9 +16,8 @@ repeat, medians of sentences/s:
   settings equal to fairseq's
   defaults (length penalty 1, at most 200 tokens + </s>). It runs in a process of its own, one
   per repeat (`ctranslate2_baseline.py --sources-json`, which times translate_batch alone after a
-  warm-up): loaded into this process, CTranslate2's thread runtime slowed torch's runs that came
-  after its first call 5x at batch 1 (session 12: stock greedy 14.6 s, then 72 s and 76 s for
-  the same 100 sentences), and torch's slowed it.
+  warm-up): loaded into this process, CTranslate2's thread runtime and torch's compete for the
+  same cores, and every torch run after CTranslate2's first call can be several times slower.
 The fairseq engines time their generation loop in this process (models loaded once).
 "identical" is the share of sentences whose tokens equal stock's.
 """
@@ -90,8 +89,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
     ap.add_argument("--ct2-threads", type=int, default=None,
-                    help="CTranslate2's intra_threads (default --threads). On session 12's "
-                         "2-core Intel VM CTranslate2 ran 10x slower with 2 than with 1")
+                    help="CTranslate2's intra_threads (default --threads). With few cores it "
+                         "can be several times faster at 1 than at one per core: measure it at "
+                         "its best count")
     ap.add_argument("--draft-vocab", type=int, default=1536,
                     help="the speculative engine's draft shortlist, as make demo runs it "
                          "(0: the draft scores every token)")

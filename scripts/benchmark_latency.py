@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """fairseq_fast speculative decoding vs CTranslate2: greedy, batch 1, float32, each in its own
-process, alternating which runs first, several repeats, medians (issue 5's latency goal).
+process, alternating which runs first, several repeats, medians.
 
     python scripts/benchmark_latency.py [--sentences 1131] [--repeats 3] [--json FILE]
 
@@ -8,9 +8,11 @@ Ours: the real `fairseq-generate` with the plugin (`--generator speculative --dr
 --draft-vocab 1536`, as `make demo`), timed by fairseq's own "Translated ... in Xs" line: the
 generation loop, which also turns every hypothesis into text, scores and prints it (model
 loading excluded). CTranslate2: `scripts/ctranslate2_baseline.py --no-fairseq`, the demo target
-converted with CTranslate2's fairseq converter, 2 intra-op threads, timing translate_batch alone
-(model loading excluded). Each in its own process: in one process CTranslate2's thread pool and
-torch's slowed each other (session 10). Same sentences, same 2 cores, nothing else running.
+converted with CTranslate2's fairseq converter, --ct2-threads intra-op threads, timing
+translate_batch alone
+(model loading excluded). Each in its own process, because in one process CTranslate2's thread
+pool and torch's compete for the same cores and slow each other. Same sentences, same cores;
+run it with nothing else running.
 """
 import argparse
 import json
@@ -45,8 +47,8 @@ def main():
     ap.add_argument("--sentences", type=int, default=1131, help="first N test sentences")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ct2-threads", type=int, default=2,
-                    help="CTranslate2's intra_threads (on session 12's 2-core Intel VM it ran "
-                         "10x slower with 2 than with 1)")
+                    help="CTranslate2's intra_threads. With few cores it can be several times "
+                         "faster at 1 than at one per core: measure it at its best count")
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_latency.json"))
     args = ap.parse_args()
     data = demo.binarise(args.sentences)

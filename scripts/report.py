@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The whole benchmark suite on the demo pair, one command: JSON, PNG and the README's tables.
+"""The whole benchmark suite on the demo pair, one command: JSON, a plot, docs/benchmarks.md.
 
     python scripts/report.py [--quick] [--only engines,pipeline,...] [--out work/report]
                              [--ct2-threads N]
@@ -19,18 +19,39 @@ its own process, each writing its JSON into --out:
     latency      benchmark_latency.py   speculative fairseq-generate vs CTranslate2, greedy bs 1,
                                         each in its own process
 
-then merges what is in --out into report.json, plots docs/report.png and prints the summary
-table. --quick uses fewer sentences and repeats (a smoke run; its figures are noisier). The full
-run takes about 100 minutes on 2 CPU cores, BiLD's sweep 45 of them.
+then merges what is in --out into report.json, plots docs/report.png, prints the summary table
+and writes docs/benchmarks.md: one table per benchmark JSON in --out, under a header naming the
+CPU, the torch / fairseq / CTranslate2 versions, the commit and the date the benchmarks ran
+(recorded in --out as NAME.env.json when each one starts). A rerun replaces the file whole; never
+edit it by hand. When --out holds a full (not --quick) run of every benchmark the README's
+headline table needs, that table (between its `<!-- figures:start -->` / `<!-- figures:end -->`
+markers) is rewritten from the same JSONs, so the README only quotes figures this script wrote.
+
+    python scripts/report.py --write-only [--out work/report]   # rewrite the plot, the file
+                                                                # and the README's table only
+
+--quick uses fewer sentences and repeats (a smoke run; its figures are noisier, and the header
+says so). The full run takes about 100 minutes on 2 CPU cores, BiLD's sweep 45 of them.
 """
 import argparse
+import contextlib
+import datetime
+import importlib
+import io
 import json
 import os
+import platform
+import re
+import shutil
 import subprocess
 import sys
+from importlib import metadata
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(ROOT, "scripts")
+MARKDOWN = os.path.join(ROOT, "docs", "benchmarks.md")
+README = os.path.join(ROOT, "README.md")
+FIGURES_START, FIGURES_END = "<!-- figures:start -->", "<!-- figures:end -->"
 
 #            name          script                   full arguments                   --quick
 SUITE = [("engines", "benchmark_engines.py", ["--sentences", "100"], ["--sentences", "24",
@@ -46,21 +67,95 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "100"], ["--sentenc
          ("pipeline", "benchmark_pipeline.py", ["--sentences", "400"],
           ["--sentences", "64", "--repeats", "1"]),
          ("latency", "benchmark_latency.py", ["--sentences", "1131"],
-          ["--sentences", "40", "--repeats", "1"])]
+          ["--sentences", "40", "--repeats", "1"]),
+         ("scale", "benchmark_scale.py", ["--sentences", "40", "--batch-sentences", "96",
+                                          "--identical-sentences", "200"],
+          ["--sentences", "3", "--batch-sentences", "16", "--identical-sentences", "16",
+           "--repeats", "1", "--png", os.path.join(ROOT, "work", "scale-quick.png")])]
+
+
+def command(name, out, quick, ct2_threads=None):
+    """The argument list that runs benchmark `name` of SUITE, its JSON going into `out`."""
+    script, full, small = next(entry[1:] for entry in SUITE if entry[0] == name)
+    args = [sys.executable, os.path.join(SCRIPTS, script), *(small if quick else full),
+            "--json", os.path.join(out, f"{name}.json")]
+    if name == "bild":
+        args += ["--png", os.path.join(out, "bild_sweep.png")]
+    if name in ("engines", "latency") and ct2_threads:
+        args += ["--ct2-threads", str(ct2_threads)]
+    return args
 
 
 def run_suite(names, out, quick, ct2_threads=None):
-    for name, script, full, small in SUITE:
+    for name, *_ in SUITE:
         if name not in names:
             continue
-        args = [sys.executable, os.path.join(SCRIPTS, script), *(small if quick else full),
-                "--json", os.path.join(out, f"{name}.json")]
-        if name == "bild":
-            args += ["--png", os.path.join(out, "bild_sweep.png")]
-        if name in ("engines", "latency") and ct2_threads:
-            args += ["--ct2-threads", str(ct2_threads)]
+        args = command(name, out, quick, ct2_threads)
+        shown = " ".join(os.path.relpath(a, ROOT) if os.path.isabs(a) else a
+                         for a in ["python", *args[1:]])
+        with open(os.path.join(out, f"{name}.env.json"), "w") as f:
+            json.dump({**environment(), "quick": quick, "command": shown}, f, indent=1)
         print(f"[report] {name}: {' '.join(args[1:])}", flush=True)
         subprocess.run(args, check=True)
+
+
+# -- the environment the figures come from ---------------------------------------------------
+def _cpu():
+    """(model name, ISA the kernels compile for, physical cores, logical CPUs usable here)."""
+    model, flags, cores, physical = None, "", set(), None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = (part.strip() for part in line.partition(":"))
+                if key == "model name" and model is None:
+                    model = value
+                elif key == "flags" and not flags:
+                    flags = value
+                elif key == "physical id":
+                    physical = value
+                elif key == "core id":
+                    cores.add((physical, value))
+    except OSError:
+        pass
+    words = flags.split()
+    isa = ("AVX-512" if "avx512f" in words else "AVX2" if "avx2" in words
+           else "no AVX2" if words else "unknown")
+    logical = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+               else os.cpu_count())
+    return model or platform.processor() or platform.machine(), isa, len(cores) or None, logical
+
+
+def _version(*dists):
+    for dist in dists:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return "not installed"
+
+
+def _commit():
+    """`git rev-parse --short HEAD`, + "-dirty" when tracked files differ from it."""
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")  # read only: no index refresh
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=ROOT, env=env, capture_output=True, text=True,
+                               check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")
+
+
+def environment():
+    """What the figures depend on, taken when a benchmark starts (NAME.env.json in --out)."""
+    model, isa, cores, logical = _cpu()
+    return {"cpu": model, "isa": isa, "physical_cores": cores, "logical_cpus": logical,
+            "python": platform.python_version(), "torch": _version("torch"),
+            "fairseq": _version("fairseq-fixed", "fairseq"),
+            "ctranslate2": _version("ctranslate2"), "commit": _commit(),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
 def load(out):
@@ -116,6 +211,337 @@ def print_tables(report):
               + f"; speculative / CTranslate2 {latency['ratio']:.2f}x")
 
 
+# -- docs/benchmarks.md -----------------------------------------------------------------------
+ENV_KEYS = ("cpu", "isa", "physical_cores", "logical_cpus", "torch", "fairseq", "ctranslate2",
+            "commit")
+
+
+def load_environments(out):
+    """{name: the environment recorded in NAME.env.json when that benchmark started}."""
+    envs = {}
+    for name, *_ in SUITE:
+        path = os.path.join(out, f"{name}.env.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                envs[name] = json.load(f)
+    return envs
+
+
+def _fmt(value):
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value).replace("|", "\\|")
+
+
+def _scalar(value):
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def _flat(row, prefix=""):
+    """A row's scalar fields, nested dicts' fields named "outer inner"."""
+    out = {}
+    for key, value in row.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{name} "))
+        elif _scalar(value):
+            out[name] = value
+    return out
+
+
+def _int_keys(data):
+    """A copy of JSON data with digit-string keys turned back into ints (JSON makes every key a
+    string; the scripts' tables index some dicts by int, e.g. rows per call)."""
+    if isinstance(data, dict):
+        return {int(k) if isinstance(k, str) and k.isdigit() else k: _int_keys(v)
+                for k, v in data.items()}
+    if isinstance(data, list):
+        return [_int_keys(v) for v in data]
+    return data
+
+
+def generic_tables(data):
+    """Any benchmark's JSON: its scalar fields on one line, then one table per list of rows
+    (a list of dicts, or a dict of dicts keyed by setting)."""
+    if not isinstance(data, dict):
+        return "```\n" + json.dumps(data, indent=1) + "\n```"
+    parts = []
+    scalars = [f"{key.replace('_', ' ')} {_fmt(v)}" for key, v in data.items() if _scalar(v)]
+    if scalars:
+        parts.append(", ".join(scalars))
+    for key, value in data.items():
+        rows = value
+        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+            rows = [{"setting": k, **v} for k, v in value.items()]
+        if not (isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows)):
+            continue
+        rows = [_flat(r) for r in rows]
+        columns = list(dict.fromkeys(c for r in rows for c in r))
+        lines = [f"{key.replace('_', ' ')}:", "",
+                 "| " + " | ".join(c.replace("_", " ") for c in columns) + " |",
+                 "|" + "---|" * len(columns)]
+        lines += ["| " + " | ".join(_fmt(r.get(c)) for c in columns) + " |" for r in rows]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def latency_tables(data):
+    runs = data["runs"]
+    repeats = max(len(v) for v in runs.values())
+    lines = [f"greedy, batch 1, float32, {data['sentences']} test sentences, CTranslate2 "
+             f"threads {data.get('ct2_threads')}, repeats {repeats} (medians)", "",
+             "| engine | sentences/s | ms per sentence | runs (sentences/s) |", "|---|---|---|---|"]
+    for name, values in runs.items():
+        median = data["medians"][name]
+        lines.append(f"| {name} | {median:.2f} | {1000 / median:.1f} | "
+                     f"{', '.join(f'{x:.2f}' for x in values)} |")
+    lines += ["", f"fairseq_fast speculative / CTranslate2: {data['ratio']:.2f}x"]
+    return "\n".join(lines)
+
+
+def pipeline_tables(data):
+    n = data["workers"]
+    lines = [f"{data['sentences']} sentences, batch {data['batch_size']}, repeats "
+             f"{data['repeats']} (medians); P = post-processing timed in-process; hidden = (time "
+             f"outside generation, serial - with workers) / P", "",
+             f"| setting | P | wall, serial | wall, {n} workers | generation, serial / {n} "
+             f"workers | hidden | output |", "|---|---|---|---|---|---|---|"]
+    for name, s in data["settings"].items():
+        lines.append(f"| {name} | {s['postprocess_s']:.2f} s | {s['serial_wall_s']:.2f} s | "
+                     f"{s['workers_wall_s']:.2f} s | {s['serial_generation_s']:.2f} s / "
+                     f"{s['workers_generation_s']:.2f} s | {100 * s['hidden']:.0f}% of P | "
+                     f"{'identical' if s['identical_output'] else 'DIFFERENT'} |")
+    return "\n".join(lines)
+
+
+# benchmarks whose script prints its tables in main() instead of a print_table(report)
+RENDERERS = {"latency": latency_tables, "pipeline": pipeline_tables}
+
+
+def script_tables(script, data):
+    """What the benchmark script itself prints for this JSON (its print_table or print_tables),
+    or None when it has neither or they do not fit the JSON."""
+    if SCRIPTS not in sys.path:
+        sys.path.insert(0, SCRIPTS)
+    try:
+        module = importlib.import_module(os.path.splitext(script)[0])
+    except ImportError:
+        return None
+    show = getattr(module, "print_table", None) or getattr(module, "print_tables", None)
+    if show is None:
+        return None
+    for attempt in (data, _int_keys(data)):
+        printed = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(printed):
+                show(attempt)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            continue
+        return printed.getvalue()
+    return None
+
+
+def tables(name, script, data):
+    """Markdown for one benchmark's JSON: its own renderer, else its script's print_table,
+    else a generic rendering of the JSON's rows."""
+    text = None
+    if name in RENDERERS:
+        try:
+            text = RENDERERS[name](data)
+        except (KeyError, TypeError, ValueError, ZeroDivisionError):
+            text = None
+    if text is None and script:
+        text = script_tables(script, data)
+    if text is None:
+        text = generic_tables(data)
+    return _spaced(text)
+
+
+def _spaced(text):
+    """A blank line before and after every table (markdown needs them), none doubled."""
+    out = []
+    for line in text.strip("\n").splitlines():
+        line = line.rstrip()
+        row, previous_row = line.startswith("|"), bool(out) and out[-1].startswith("|")
+        if out and line and out[-1] and row != previous_row:
+            out.append("")
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip("\n")
+
+
+def _first_docstring_line(script):
+    import ast
+
+    try:
+        with open(os.path.join(SCRIPTS, script)) as f:
+            doc = ast.get_docstring(ast.parse(f.read())) or ""
+    except (OSError, SyntaxError):
+        return ""
+    first = " ".join(doc.split("\n\n")[0].split())  # the first paragraph, on one line
+    first = re.split(r"\.(?:\s|$)", first)[0]         # its first sentence
+    return first.split(": ")[0]                        # what comes before any detail
+
+
+def markdown(report, envs, png=None, md=MARKDOWN, bild_png=None):
+    """The whole of docs/benchmarks.md for the JSONs in `report` ({name: JSON}) and the
+    environments recorded when they ran ({name: env}); png / bild_png: plots to show, as
+    paths (made relative to the file)."""
+    names = [name for name, *_ in SUITE if name in report]
+    recorded = [envs[name] for name in names if name in envs]
+    if recorded:
+        env, note = recorded[0], ""
+    else:
+        env = environment()
+        note = (" (not recorded when the benchmarks ran: taken when this file was written)")
+    dates = sorted(e["date"] for e in recorded) or [env["date"]]
+    quick = any(e.get("quick") for e in recorded)
+    cores = (f"{env['physical_cores']} cores, " if env.get("physical_cores") else "")
+    lines = ["# Benchmarks", "",
+             "Written by `scripts/report.py` from the JSON files each benchmark wrote; do not edit "
+             "by hand. `python scripts/report.py` reruns the suite and replaces this file whole; "
+             "`python scripts/report.py --write-only --out DIR` rewrites it from an existing "
+             "run's folder.", "",
+             "| | |", "|---|---|",
+             f"| CPU | {env['cpu']} ({env['isa']}), {cores}{env['logical_cpus']} logical CPUs |",
+             f"| torch | {env['torch']} |", f"| fairseq | {env['fairseq']} |",
+             f"| CTranslate2 | {env['ctranslate2']} |", f"| commit | {env['commit']}{note} |",
+             f"| date | {dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else "") + " |",
+             "| run | " + ("`--quick`: fewer sentences and repeats, a smoke run whose figures are "
+                          "noisy" if quick else "full") + " |", "",
+             "The demo pair (`user_dir_examples/bible_es_en`: a 256-dim target with 4 encoder "
+             "and 6 decoder layers, a draft with one 128-dim decoder layer), float32 on CPU. Each benchmark alternates the engines it compares "
+             "over the same sentences and reports medians; \"identical\" is the share of "
+             "sentences whose tokens equal stock fairseq's."]
+    here = os.path.dirname(os.path.abspath(md))
+    if png:
+        lines += ["", f"![every feature against stock fairseq]({os.path.relpath(png, here)})"]
+    for name in names:
+        script = next(entry[1] for entry in SUITE if entry[0] == name)
+        e = envs.get(name, {})
+        title = _first_docstring_line(script).rstrip(".")
+        lines += ["", f"## {name}: {title}" if title else f"## {name}", ""]
+        if e.get("command"):
+            lines.append(f"`{e['command']}`, started {e['date']}.")
+        else:
+            lines.append(f"`scripts/{script}` (its command line was not recorded).")
+        differs = [f"{key} {e[key]}" for key in ENV_KEYS if key in e and e[key] != env.get(key)]
+        if differs:
+            lines.append("Unlike the header: " + ", ".join(differs) + ".")
+        lines += ["", tables(name, script, report[name])]
+        if name == "bild" and bild_png:
+            lines += ["", f"![BiLD sweep: BLEU delta against speedup]"
+                          f"({os.path.relpath(bild_png, here)})"]
+    return "\n".join(lines) + "\n"
+
+
+def write_markdown(report, out, md, png=None):
+    envs = load_environments(out)
+    bild_png = None
+    sweep = os.path.join(out, "bild_sweep.png")
+    if "bild" in report and os.path.exists(sweep):
+        bild_png = os.path.join(os.path.dirname(os.path.abspath(md)), "bild_sweep.png")
+        if os.path.abspath(sweep) != bild_png:
+            shutil.copyfile(sweep, bild_png)
+    text = markdown(report, envs, png=png, md=md, bild_png=bild_png)
+    os.makedirs(os.path.dirname(os.path.abspath(md)), exist_ok=True)
+    with open(md, "w") as f:
+        f.write(text)
+    print(f"[report] wrote {os.path.relpath(md, ROOT)}", flush=True)
+    return envs
+
+
+# -- the README's headline table -------------------------------------------------------------
+HEADLINE_NEEDS = ("engines", "speculative", "bild", "defaults", "latency")
+
+
+def _identical(share):
+    """The share of sentences whose float32 output equals stock's, as the table shows it."""
+    if share is None:
+        return "-"
+    return "identical" if share == 1 else f"{100 * share:.1f}% identical"
+
+
+def headline(report):
+    """The README's table of current figures (markdown), from one run of the suite; None when
+    a benchmark it needs is not in `report`."""
+    if any(name not in report for name in HEADLINE_NEEDS):
+        return None
+    rows = []
+    defaults = {s["setting"]: s for s in report["defaults"]["settings"]}
+    bsz = report["defaults"]["batch_size"]
+    for setting in ("beam 5", "beam 5, no-repeat-ngram 3", "greedy"):
+        s = defaults[setting]
+        if "ngram" in setting:
+            rows.append(("default generator (no flag)", f"beam 5, `--no-repeat-ngram-size 3`, "
+                         f"batch {bsz}", s["speedup"], "correct blocking (stock's CPU blocker "
+                         "bans nothing, fairseq #5206)"))
+        else:
+            rows.append(("default generator (no flag)", f"{setting}, batch {bsz}", s["speedup"],
+                         _identical(s["fp32_identical_share"])))
+    for row in report["engines"]["settings"]:
+        if row["batch_size"] == 1:
+            e = row["engines"]
+            rows.append(("default generator (no flag)", f"{row['setting']}, batch 1",
+                         e["fairseq_fast default"]["sent_per_s"] / e["stock fairseq"]["sent_per_s"],
+                         _identical(e["fairseq_fast default"]["identical"])))
+    for s in report["speculative"]["settings"]:
+        if s["setting"] in ("greedy", "sampling T=1"):
+            rows.append(("`--generator speculative`", f"{s['setting']}, batch {s['batch_size']}",
+                         s["speedup"], "the target's distribution" if "sampling" in s["setting"]
+                         else _identical(s["fp32_identical_share"])))
+    bild = report["bild"]
+    sweep = {(r["fallback"], r["rollback"]): r for r in bild["sweep"]}
+    for s in bild["side_by_side"]:
+        if s["batch_size"] == 1:
+            delta = sweep.get((s["fallback"], s["rollback"]), {}).get("bleu_delta")
+            rows.append(("`--generator bild`", f"fallback {s['fallback']}, rollback "
+                         f"{s['rollback']:g}, batch 1", s["speedup"],
+                         "-" if delta is None else f"BLEU {delta:+.2f} (not identical by design)"))
+    lines = ["| feature | setting | speed, x stock fairseq | output |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {x:.2f}x | {c} |" for a, b, x, c in rows]
+    latency = report["latency"]
+    threads = report["defaults"].get("threads")
+    ct2 = latency.get("ct2_threads")
+    lines += ["", f"Against CTranslate2 ({ct2} thread{'' if ct2 == 1 else 's'}), greedy, batch "
+                  f"1, each engine in its own process: speculative `fairseq-generate` runs at "
+                  f"{latency['ratio']:.2f}x CTranslate2's sentences/s.", "",
+              f"Float32 on CPU ({threads} threads), the demo pair in `user_dir_examples/`. The "
+              f"machine, the versions, the commit and every table: "
+              f"[docs/benchmarks.md](docs/benchmarks.md)."]
+    return "\n".join(lines)
+
+
+def update_readme(report, envs, readme=README):
+    """Rewrite the README's headline table from this run, if it is a full run of everything
+    the table needs; otherwise leave it and say why."""
+    table = headline(report)
+    missing = [name for name in HEADLINE_NEEDS if name not in report]
+    if table is None or any(envs.get(name, {}).get("quick") for name in HEADLINE_NEEDS) \
+            or any(name not in envs for name in HEADLINE_NEEDS):
+        why = (f"no {', '.join(missing)} in this run" if missing else
+               "a --quick run" if any(envs.get(n, {}).get("quick") for n in HEADLINE_NEEDS)
+               else "these JSONs' run was not recorded (no NAME.env.json)")
+        print(f"[report] README's headline table left as it is ({why})", flush=True)
+        return False
+    with open(readme) as f:
+        text = f.read()
+    pattern = re.escape(FIGURES_START) + r".*?" + re.escape(FIGURES_END)
+    if not re.search(pattern, text, re.S):
+        print(f"[report] README has no {FIGURES_START} block; headline table not written")
+        return False
+    text = re.sub(pattern, lambda _: f"{FIGURES_START}\n{table}\n{FIGURES_END}", text,
+                  count=1, flags=re.S)
+    with open(readme, "w") as f:
+        f.write(text)
+    print("[report] rewrote the README's headline table", flush=True)
+    return True
+
+
 def plot(report, png):
     import matplotlib
 
@@ -157,15 +583,30 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default=",".join(name for name, *_ in SUITE))
-    ap.add_argument("--no-run", action="store_true", help="only merge, plot and print")
+    ap.add_argument("--no-run", action="store_true",
+                    help="run nothing: merge what is in --out, plot, print, write --md")
+    ap.add_argument("--write-only", action="store_true",
+                    help="run nothing: rewrite --png, --md and the README's headline table "
+                         "from the JSONs in --out")
     ap.add_argument("--ct2-threads", type=int, default=None,
                     help="CTranslate2's intra_threads in the engines and latency steps (default: "
                          "each script's own: benchmark_engines.py --threads, benchmark_latency.py "
-                         "2; on session 12's 2-core Intel VM CTranslate2 ran ~10x slower with 2 "
-                         "than with 1)")
+                         "2). With few cores CTranslate2 can be several times faster at 1 thread "
+                         "than at one per core; measure it at its best count")
     ap.add_argument("--out", default=os.path.join(ROOT, "work", "report"))
     ap.add_argument("--png", default=os.path.join(ROOT, "docs", "report.png"))
+    ap.add_argument("--md", default=MARKDOWN, help="the markdown file of tables to write")
+    ap.add_argument("--readme", default=README,
+                    help="the README whose headline table a full run rewrites")
     args = ap.parse_args()
+    if args.write_only:
+        report = load(args.out)
+        if not report:
+            sys.exit(f"report: no benchmark JSON in {args.out}")
+        plot(report, args.png)
+        envs = write_markdown(report, args.out, args.md, args.png)
+        update_readme(report, envs, args.readme)
+        return
     os.makedirs(args.out, exist_ok=True)
     unknown = set(args.only.split(",")) - {name for name, *_ in SUITE}
     if unknown:
@@ -177,6 +618,8 @@ def main():
         json.dump(report, f, indent=1)
     plot(report, args.png)
     print_tables(report)
+    envs = write_markdown(report, args.out, args.md, args.png)
+    update_readme(report, envs, args.readme)
 
 
 if __name__ == "__main__":

@@ -92,8 +92,9 @@ static void layer_norm(const dl_norm *nm, const float *x, float *y, int64_t R, i
  * cross_probs [B, H, n, S] or NULL: receives the encoder attention's probabilities.
  * work: B * n * (2 * dim + max(3 * dim, ffn)) floats.
  * Runs on every thread of dl_layer_f32's parallel region: each step below shares its rows or
- * units among them and ends with a barrier (one region per layer instead of one per kernel;
- * the layer norms and cache writes no longer run on one thread while the others wait). */
+ * units among them and ends with a barrier (one parallel region per layer rather than one per
+ * kernel, so that the layer norms and cache writes are shared too, not left to one thread while
+ * the others wait). */
 static void layer(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
                   float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,
                   int64_t total, const uint8_t *self_pad, const int64_t *origin,

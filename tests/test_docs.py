@@ -1,0 +1,279 @@
+"""The documentation's own contracts: a short README, a flags table that is options.py's, no
+development history in the repository's files, and docs/benchmarks.md's writer.
+
+Each check is a function that returns what it found wrong; the tests assert it finds nothing in
+the repository and something in a deliberately broken input, so every test is shown to fail
+when it should.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(ROOT, "scripts")
+README = os.path.join(ROOT, "README.md")
+MAX_README_LINES = 250
+
+sys.path.insert(0, SCRIPTS)
+import flags_table  # noqa: E402
+import report  # noqa: E402
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+# -- README length ----------------------------------------------------------------------------
+def too_long(text, limit=MAX_README_LINES):
+    n = len(text.splitlines())
+    return [f"README.md has {n} lines, more than {limit}"] if n > limit else []
+
+
+def test_readme_is_at_most_250_lines():
+    assert too_long(read(README)) == []
+
+
+def test_length_check_fails_past_the_limit():
+    assert too_long("line\n" * (MAX_README_LINES + 1))
+    assert not too_long("line\n" * MAX_README_LINES)
+
+
+# -- the flags table --------------------------------------------------------------------------
+def flags_problems(readme_text):
+    """Differences between the README's flags table and the one options.py gives."""
+    have = flags_table.between_markers(readme_text)
+    if have is None:
+        return [f"README.md has no {flags_table.START} ... {flags_table.END} block"]
+    want = flags_table.table()
+    if have == want:
+        return []
+    have_rows, want_rows = set(have.splitlines()), set(want.splitlines())
+    return ([f"README only: {row}" for row in sorted(have_rows - want_rows)]
+            + [f"options.py only: {row}" for row in sorted(want_rows - have_rows)]
+            or ["same rows, other order"]) + [
+        "regenerate it: python scripts/flags_table.py --write"]
+
+
+def test_readme_flags_table_is_options_py():
+    assert flags_problems(read(README)) == []
+
+
+def test_flags_table_lists_every_field_with_default_and_help():
+    from dataclasses import fields
+
+    from fairseq_fast.options import FastGenerationConfig
+
+    rows = {name: (default, text) for name, default, text in flags_table.rows()}
+    for f in fields(FastGenerationConfig):
+        if f.name.startswith("_"):  # FairseqDataclass's own _name
+            continue
+        name = "--" + f.name.replace("_", "-")
+        assert name in rows
+        assert rows[name][1] == " ".join(f.metadata["help"].split())
+    assert rows["--draft-len"][0] == "`4`" and rows["--no-fast-beam"][0] == "off"
+    assert rows["--draft-path"][0] == ""
+
+
+@pytest.mark.parametrize("change", ["default", "help", "name", "missing row"])
+def test_flags_check_fails_when_the_table_differs(change):
+    text = read(README)
+    table = flags_table.between_markers(text)
+    row = next(line for line in table.splitlines() if line.startswith("| `--draft-len`"))
+    broken = {"default": row.replace("| `4` |", "| `5` |"),
+              "help": row.replace("gamma", "k"),
+              "name": row.replace("--draft-len", "--draft-length"),
+              "missing row": ""}[change]
+    assert broken != row
+    assert flags_problems(text.replace(row + "\n", broken + "\n" if broken else ""))
+
+
+# -- no development history -------------------------------------------------------------------
+HISTORY = [
+    (re.compile(r"\b[Ss]essions?[ -][0-9]+"), "a numbered development period"),
+    (re.compile(r"\b(?:this|that|earlier|later|previous|last|next|since) session\b"),
+     "a development period"),
+    (re.compile(r"\b(?:this|that|Intel|AMD) machine\b"), "the machine a figure came from"),
+    (re.compile(r"\bthis project is measured on\b"), "the machine a figure came from"),
+    (re.compile(r"(?<![\w.])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w])"),
+     "a commit hash"),
+]
+# the demo corpus and its dictionaries are data, not prose; this file holds the patterns'
+# examples; docs/benchmarks.md names the commit its figures came from by design (report.py)
+SKIPPED = re.compile(r"^(user_dir_examples/bible_es_en/|tests/test_docs\.py$)")
+COMMIT_ALLOWED = {"docs/benchmarks.md"}
+
+
+def history_problems(path, text):
+    found = []
+    for pattern, what in HISTORY:
+        if what == "a commit hash" and path in COMMIT_ALLOWED:
+            continue
+        for m in pattern.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            found.append(f"{path}:{line}: {what}: {m.group(0)!r}")
+    return found
+
+
+def repository_text_files():
+    """Tracked files and new ones git does not ignore, minus data and binaries."""
+    names = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                           cwd=ROOT, capture_output=True, text=True, check=True,
+                           env=dict(os.environ, GIT_OPTIONAL_LOCKS="0")).stdout.splitlines()
+    for name in sorted(set(names)):
+        path = os.path.join(ROOT, name)
+        if SKIPPED.match(name) or not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            raw = f.read()
+        if b"\0" in raw:
+            continue
+        try:
+            yield name, raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+
+
+def test_no_development_history_in_the_repository():
+    found = [p for name, text in repository_text_files() for p in history_problems(name, text)]
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize("text", [
+    "as measured in session 12", "the session-2 draft", "Sessions 5 and 6 did", "since session",
+    "on this machine", "the AMD machine's figures", "at commit 8cf7ceb",
+    "`report.py` at 89f9896: 3.1x"])
+def test_history_check_finds_history(text):
+    assert history_problems("x.py", text)
+
+
+@pytest.mark.parametrize("text", [
+    '@pytest.fixture(scope="session")', "start_new_session=True", "possession",
+    "SPLAT(1.44269504088896341f)", "key.hexdigest()[:16]", "0x7fffffff", "1e-9",
+    "fairseq issue #5206", "the machine it runs on"])
+def test_history_check_ignores_ordinary_text(text):
+    assert history_problems("x.py", text) == []
+
+
+def test_benchmarks_md_may_name_its_commit():
+    assert history_problems("docs/benchmarks.md", "| commit | 8cf7ceb-dirty |") == []
+
+
+# -- docs/benchmarks.md and the README's headline table -------------------------------------
+ENV = {"cpu": "Test CPU @ 1 GHz", "isa": "AVX2", "physical_cores": 2, "logical_cpus": 2,
+       "python": "3.11.0", "torch": "2.13.0", "fairseq": "0.12.3.1", "ctranslate2": "4.8.5",
+       "commit": "abc1234-dirty", "date": "2030-01-02 03:04 UTC", "quick": False}
+DEFAULTS = {"threads": 2, "batch_size": 32, "sentences": 256, "settings": [
+    {"setting": "beam 5, no-repeat-ngram 3", "stock_sent_per_s": 15.0, "ours_sent_per_s": 45.0,
+     "speedup": 3.0, "stock_outside_model_share": 0.3, "ours_outside_model_share": 0.1,
+     "fp32_identical_share": 0.5},
+    {"setting": "beam 5", "stock_sent_per_s": 16.0, "ours_sent_per_s": 48.0, "speedup": 3.0,
+     "stock_outside_model_share": 0.27, "ours_outside_model_share": 0.09,
+     "fp32_identical_share": 1.0},
+    {"setting": "greedy", "stock_sent_per_s": 50.0, "ours_sent_per_s": 120.0, "speedup": 2.4,
+     "stock_outside_model_share": 0.22, "ours_outside_model_share": 0.1,
+     "fp32_identical_share": 1.0}],
+    "ngram_blocker": {"rows": 320, "steps": 200, "n": 3, "stock_cpu_s": 1.4, "ours_s": 0.007,
+                      "speedup": 200.0, "ours_torch_s": 0.025, "torch_speedup": 56.0}}
+SCALE = {"threads": 2, "rows": [{"model": "x2", "stock_sent_per_s": 3.5, "speedup": 2.5,
+                                 "bandwidth_gb_s": 12.25, "identical": True}]}
+
+
+def test_generic_tables_render_any_benchmarks_rows():
+    text = report.generic_tables(SCALE)
+    assert "threads 2" in text
+    assert "| model | stock sent per s | speedup | bandwidth gb s | identical |" in text
+    assert "| x2 | 3.5 | 2.5 | 12.25 | yes |" in text
+
+
+def test_markdown_has_the_header_and_one_section_per_benchmark(tmp_path, monkeypatch):
+    # a benchmark the writer has never heard of, with no script: it gets the generic table
+    monkeypatch.setattr(report, "SUITE", report.SUITE + [("toy", "benchmark_toy.py", [], [])])
+    md = str(tmp_path / "benchmarks.md")
+    text = report.markdown({"defaults": DEFAULTS, "toy": SCALE},
+                           {"defaults": dict(ENV, command="python scripts/benchmark_defaults.py"),
+                            "toy": ENV}, md=md)
+    for fact in ("Test CPU @ 1 GHz (AVX2), 2 cores, 2 logical CPUs", "| torch | 2.13.0 |",
+                 "| fairseq | 0.12.3.1 |", "| CTranslate2 | 4.8.5 |", "| commit | abc1234-dirty |",
+                 "| date | 2030-01-02 03:04 UTC |", "| run | full |"):
+        assert fact in text
+    assert text.count("\n## ") == 2
+    assert "## defaults: " in text and "\n## toy\n" in text
+    # benchmark_defaults.py's own table, with the blank lines markdown needs around it
+    assert "\n\n| setting | stock sent/s | plugin sent/s | speedup |" in text
+    assert "| beam 5 | 16.00 | 48.00 | 3.00x | 27% / 9% | 100.0% |\n" in text
+    assert "| 100.0% |\n\nn-gram blocker alone (320 rows x 200 steps" in text
+    assert "| x2 | 3.5 | 2.5 | 12.25 | yes |" in text
+    quick = report.markdown({"defaults": DEFAULTS}, {"defaults": dict(ENV, quick=True)}, md=md)
+    assert "`--quick`" in quick
+
+
+def test_write_only_rewrites_the_file_whole(tmp_path):
+    out, md = tmp_path / "out", tmp_path / "docs" / "benchmarks.md"
+    out.mkdir()
+    (out / "defaults.json").write_text(json.dumps(DEFAULTS))
+    (out / "defaults.env.json").write_text(json.dumps(ENV))
+    md.parent.mkdir()
+    md.write_text("stale hand edit\n")
+    readme = tmp_path / "README.md"
+    readme.write_text(f"x\n{report.FIGURES_START}\nold\n{report.FIGURES_END}\n")
+    done = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"), "--write-only",
+                           "--out", str(out), "--md", str(md), "--png", str(tmp_path / "r.png"),
+                           "--readme", str(readme)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = md.read_text()
+    assert "stale hand edit" not in text and "| commit | abc1234-dirty |" in text
+    assert "![every feature against stock fairseq](../r.png)" in text
+    assert "old" in readme.read_text()  # one benchmark is not a full run: README untouched
+
+
+def full_report():
+    return {
+        "defaults": DEFAULTS,
+        "engines": {"settings": [
+            {"setting": "greedy", "batch_size": 1, "engines": {
+                "stock fairseq": {"sent_per_s": 5.0, "identical": 1.0},
+                "fairseq_fast default": {"sent_per_s": 20.0, "identical": 1.0}}},
+            {"setting": "beam 5", "batch_size": 32, "engines": {
+                "stock fairseq": {"sent_per_s": 13.0, "identical": 1.0},
+                "fairseq_fast default": {"sent_per_s": 33.0, "identical": 1.0}}}]},
+        "speculative": {"settings": [
+            {"setting": "greedy", "batch_size": 1, "speedup": 3.75, "fp32_identical_share": 1.0},
+            {"setting": "sampling T=1", "batch_size": 1, "speedup": 2.86,
+             "fp32_identical_share": None}]},
+        "bild": {"sweep": [{"fallback": 0.6, "rollback": 5, "bleu_delta": 0.11}],
+                 "side_by_side": [{"fallback": 0.6, "rollback": 5, "batch_size": 1,
+                                   "speedup": 3.43}]},
+        "latency": {"ratio": 1.06, "ct2_threads": 1}}
+
+
+def test_headline_table_comes_from_the_run(tmp_path):
+    rep = full_report()
+    table = report.headline(rep)
+    assert "| default generator (no flag) | beam 5, batch 32 | 3.00x | identical |" in table
+    assert "| default generator (no flag) | greedy, batch 1 | 4.00x | identical |" in table
+    assert "| `--generator speculative` | sampling T=1, batch 1 | 2.86x |" in table
+    assert "| `--generator bild` | fallback 0.6, rollback 5, batch 1 | 3.43x | BLEU +0.11" in table
+    assert "1.06x CTranslate2's" in table and "[docs/benchmarks.md](docs/benchmarks.md)" in table
+    assert report.headline({k: v for k, v in rep.items() if k != "bild"}) is None
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"top\n{report.FIGURES_START}\nold\n{report.FIGURES_END}\nrest\n")
+    envs = {name: ENV for name in report.HEADLINE_NEEDS}
+    assert not report.update_readme(rep, {**envs, "bild": dict(ENV, quick=True)}, str(readme))
+    assert "old" in readme.read_text()
+    assert report.update_readme(rep, envs, str(readme))
+    text = readme.read_text()
+    assert text.startswith(f"top\n{report.FIGURES_START}\n| feature |") and "old" not in text
+    assert text.endswith(f"{report.FIGURES_END}\nrest\n")
+
+
+def test_readme_has_the_headline_markers_and_points_to_benchmarks_md():
+    text = read(README)
+    block = text[text.index(report.FIGURES_START):text.index(report.FIGURES_END)]
+    assert "| feature | setting | speed, x stock fairseq | output |" in block
+    assert "docs/benchmarks.md" in block
