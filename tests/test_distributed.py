@@ -1,0 +1,251 @@
+"""`python -m fairseq_fast.generate` over 1, 2 and 3 processes (torchrun, gloo's loopback store),
+on the tiny pair: byte-identical output, kill-and-resume, and failures that end the job with one
+line naming the rank.
+
+The reference for each setting is one process, `python -m fairseq_fast.generate`, whose stdout
+is itself byte for byte the plugin's `fairseq-generate --user-dir` stdout for greedy, beam 5 and
+speculative decoding (the S-/T-/H-/D-/P- lines in batch order and the BLEU line). With sampling
+the module reseeds each batch from (seed, its first sentence id), so the reference is its own
+one-process run: stock fairseq-generate draws one random stream across batches.
+
+The batches are small (--batch-size 2: 20 batches of the 40 test sentences) and so are the chunks
+(--chunk-tokens 40: 7 chunks of 2 or more batches), so that every rank takes several chunks. Every
+process runs one torch thread (--rank-threads 1): 2 cores shared by up to 3 ranks.
+"""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from test_cli import BIN, USER_DIR
+
+TORCHRUN = os.path.join(BIN, "torchrun")
+TIMEOUT = 240
+SETTINGS = {
+    "greedy": ["--beam", "1"],
+    "beam5": ["--beam", "5"],
+    "speculative": ["--beam", "1", "--generator", "speculative", "--draft-len", "3"],
+    "sampling": ["--beam", "1", "--sampling", "--sampling-topk", "10", "--temperature", "1.5",
+                 "--seed", "7"],
+}
+STOCK_CLI = ("greedy", "beam5", "speculative")  # settings whose reference is fairseq-generate's
+
+
+def env(extra=None):
+    e = dict(os.environ)
+    for key in ("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "FAIRSEQ_FAST_TEST_KILL_RANK",
+                "FAIRSEQ_FAST_TEST_FAIL_RANK", "WORLD_SIZE", "RANK", "MASTER_ADDR",
+                "MASTER_PORT"):
+        e.pop(key, None)
+    e.update(extra or {})
+    return e
+
+
+def args_for(pair, setting, *extra, module=True):
+    """The command line for `setting`; module: with the module's --rank-threads 1."""
+    args = [os.path.join(pair, "data-bin"), "--path", os.path.join(pair, "target.pt"),
+            "--gen-subset", "test", "--batch-size", "2", *SETTINGS[setting], *extra]
+    if module:
+        args += ["--rank-threads", "1"]
+    if setting == "speculative":
+        args += ["--draft-path", os.path.join(pair, "draft.pt")]
+    return args
+
+
+def launch(n, args, extra_env=None, timeout=TIMEOUT):
+    """One job: `python -m fairseq_fast.generate` for n = 1, torchrun with n processes else."""
+    if n == 1:
+        cmd = [sys.executable, "-m", "fairseq_fast.generate", *args]
+    else:
+        cmd = [TORCHRUN, "--standalone", "--nproc-per-node", str(n), "-m",
+               "fairseq_fast.generate", *args]
+    return subprocess.run(cmd, capture_output=True, env=env(extra_env), timeout=timeout)
+
+
+def ok(result):
+    assert result.returncode == 0, result.stderr.decode()[-3000:]
+    return result
+
+
+def one_error_line(result, *needles):
+    """Exactly one `fairseq_fast: error:` line (torchrun repeats it in its summary, as the
+    failed rank's 'traceback'), no Python traceback of the ranks' own, a non-zero status."""
+    assert result.returncode != 0
+    err = result.stderr.decode()
+    ours = [line for line in err.splitlines() if line.startswith("fairseq_fast: error:")]
+    assert len(ours) == 1, err[-4000:]
+    frames = re.findall(r'^  File "([^"]+)"', err, flags=re.M)
+    assert all("/torch/distributed/" in f or f.endswith("/torchrun") for f in frames), err[-4000:]
+    for needle in needles:
+        assert needle in ours[0], ours[0]
+    return ours[0]
+
+
+# -- references and runs, shared by the tests -----------------------------------------------------
+@pytest.fixture(scope="session")
+def reference(tiny_pair):
+    """{setting: stdout bytes of one process}; for STOCK_CLI settings checked against the
+    plugin's fairseq-generate."""
+    out = {}
+    for setting in SETTINGS:
+        ours = ok(launch(1, args_for(tiny_pair, setting))).stdout
+        if setting in STOCK_CLI:
+            cli = subprocess.run([os.path.join(BIN, "fairseq-generate"), "--user-dir", USER_DIR,
+                                  *args_for(tiny_pair, setting, module=False)],
+                                 capture_output=True,
+                                 env=env({"OMP_NUM_THREADS": "1"}), timeout=TIMEOUT)
+            assert ok(cli).stdout == ours, setting
+        assert ours.count(b"\nH-") + ours.startswith(b"H-") == 40
+        out[setting] = ours
+    return out
+
+
+RUNS = [(setting, n) for setting in SETTINGS for n in (2, 3)]
+
+
+@pytest.mark.parametrize("setting,n", RUNS, ids=[f"{s}-{n}" for s, n in RUNS])
+def test_many_processes_write_one_process_bytes(tiny_pair, reference, setting, n):
+    result = ok(launch(n, args_for(tiny_pair, setting, "--chunk-tokens", "40")))
+    assert result.stdout == reference[setting]
+    err = result.stderr.decode()
+    shares = re.search(r"fairseq_fast: shares: (.*)", err).group(1)
+    assert shares.count("rank ") == n
+    assert "BLEU4 = " in result.stdout.decode().splitlines()[-1]
+
+
+def test_sampling_reference_samples(reference):
+    assert reference["sampling"] != reference["greedy"]
+
+
+def test_postprocess_workers_per_rank_and_results_file(tiny_pair, reference, tmp_path):
+    result = ok(launch(2, args_for(tiny_pair, "greedy", "--chunk-tokens", "40",
+                                   "--postprocess-workers", "2", "--results-path",
+                                   str(tmp_path))))
+    assert result.stdout == b""
+    assert (tmp_path / "generate-test.txt").read_bytes() == reference["greedy"]
+    assert sorted(os.listdir(tmp_path)) == ["generate-test.txt"]  # the work folder is gone
+
+
+# -- kill and resume ------------------------------------------------------------------------------
+def long_job(pair, *extra):
+    """100 sentences one by one in chunks of about 3 batches: 30-odd chunks, so that each of 2
+    ranks records some and is in the middle of another whatever the scheduling."""
+    return [os.path.join(pair, "data-bin"), "--path", os.path.join(pair, "target.pt"),
+            "--gen-subset", "valid", "--beam", "1", "--batch-size", "1", "--chunk-tokens", "30",
+            "--rank-threads", "1", *extra]
+
+
+def test_killed_rank_then_resume_gives_the_uninterrupted_bytes(tiny_pair, tmp_path):
+    want = ok(launch(1, long_job(tiny_pair))).stdout
+    out = tmp_path / "out"
+    work = out / "generate-valid.work"
+    args = long_job(tiny_pair, "--results-path", str(out))
+    killed = launch(2, args, {"FAIRSEQ_FAST_TEST_KILL_RANK": "1:1"})
+    line = one_error_line(killed, "rank 1 (", "ended without a word", "--resume")
+    recorded, total = map(int, re.search(r"(\d+) of (\d+) chunks are recorded", line).groups())
+    assert 1 <= recorded < total
+    names = os.listdir(work)
+    assert len([n for n in names if n.endswith(".json") and n.startswith("chunk-")]) == recorded
+    assert any(".tmp-1-" in n for n in names)  # rank 1 died mid-chunk
+    assert not (out / "generate-valid.txt").exists()
+
+    again = launch(1, args)  # no --resume: the stopped job is not overwritten
+    one_error_line(again, "holds a stopped job", "add --resume")
+    changed = launch(1, args + ["--resume", "--nbest", "1", "--beam", "2"])
+    one_error_line(changed, "other settings", "--beam 1 -> 2")
+
+    resumed = ok(launch(3, args + ["--resume"]))
+    assert f"{recorded} chunks were recorded before --resume" in resumed.stderr.decode()
+    assert (out / "generate-valid.txt").read_bytes() == want
+    assert not work.exists()
+
+
+# -- failures -------------------------------------------------------------------------------------
+def test_rank_failing_at_start_up_ends_the_job_with_one_line(tiny_pair):
+    result = launch(2, args_for(tiny_pair, "greedy"), {"FAIRSEQ_FAST_TEST_FAIL_RANK": "1"})
+    one_error_line(result, "rank 1 (", "failed while setting up", "RuntimeError")
+    result = launch(2, args_for(tiny_pair, "greedy"), {"FAIRSEQ_FAST_TEST_FAIL_RANK": "1:exit"})
+    one_error_line(result, "rank 1 (", "ended without a word")
+
+
+def test_rank_that_stops_answering_is_named_within_the_timeout(tiny_pair, tmp_path):
+    """A rank whose heartbeat stops and which does not exit (its machine gone): torchrun sees
+    nothing wrong, rank 0 ends the job after --rank-timeout. Without --results-path the job
+    works in the --work-dir given, which the line names for --resume."""
+    work = tmp_path / "work"
+    result = launch(2, long_job(tiny_pair, "--rank-timeout", "3", "--work-dir", str(work)),
+                    {"FAIRSEQ_FAST_TEST_KILL_RANK": "1:1:hang"}, timeout=120)
+    one_error_line(result, "rank 1 (", "stopped answering within --rank-timeout 3 s",
+                   f"recorded in {work}: the same command with --resume continues")
+
+
+@pytest.mark.parametrize("case,needle", [
+    (["--path", "/nonexistent/target.pt"], "--path /nonexistent/target.pt: no such file"),
+    (["--gen-subset", "nonexistent"], "Dataset not found: nonexistent"),
+    (["--results-path", "FILE"], "is a file, not a folder"),
+    (["--work-dir", "/proc/nonexistent"], "work folder /proc/nonexistent"),
+])
+def test_wrong_paths_fail_before_generating(tiny_pair, tmp_path, case, needle):
+    case = [str(tmp_path / "file") if c == "FILE" else c for c in case]
+    (tmp_path / "file").write_text("")
+    result = launch(1, args_for(tiny_pair, "greedy") + case)
+    assert result.returncode == 2
+    one_error_line(result, needle)
+    assert b"H-" not in result.stdout
+
+
+def test_wrong_data_folder_with_many_ranks_is_one_line(tiny_pair):
+    args = args_for(tiny_pair, "greedy")
+    args[0] = "/nonexistent/data-bin"
+    one_error_line(launch(2, args), "data folder /nonexistent/data-bin: no such folder")
+
+
+# -- pieces ---------------------------------------------------------------------------------------
+def test_plan_cuts_whole_batches_by_tokens_and_queues_longest_first():
+    import numpy as np
+
+    from fairseq_fast import chunks
+
+    batches = [np.arange(i * 4, i * 4 + 4) for i in range(6)]
+    lengths = np.repeat([2, 3, 5, 8, 13, 21], 4)  # sorted by length, as fairseq's batches are
+    costs = chunks.batch_tokens(batches, lambda idx: lengths[idx])
+    assert costs.tolist() == [8, 12, 20, 32, 52, 84]
+    plan = chunks.plan(batches, costs, 30)
+    assert [(c.first, c.end, c.tokens) for c in plan] == [(0, 3, 40), (3, 4, 32), (4, 5, 52),
+                                                         (5, 6, 84)]
+    assert sum(c.sentences for c in plan) == 24
+    assert chunks.queue(plan) == [3, 2, 1, 0]
+    assert chunks.queue(plan, done=[2]) == [3, 1, 0]
+    assert chunks.automatic_chunk_tokens(costs, 2) == 208 // 32
+
+
+def test_merged_bleu_statistics_equal_one_scorer():
+    """Chunks' BLEU counts, added up, give one scorer's result over all sentences; the chunks
+    of a string scorer (sacrebleu) carry their pairs."""
+    import numpy as np
+    from fairseq.scoring import bleu
+
+    from fairseq_fast import chunks
+
+    rng = np.random.default_rng(0)
+    pairs = []
+    for _ in range(50):
+        ref = rng.integers(4, 30, rng.integers(3, 12)).astype(np.int32)
+        hyp = ref.copy()
+        hyp[rng.integers(0, len(hyp))] = 4  # one word wrong
+        pairs.append((ref, hyp[: len(hyp) - rng.integers(0, 2)]))
+    new = lambda: bleu.Scorer(bleu.BleuConfig(pad=1, eos=2, unk=3))  # noqa: E731
+    whole, merged = chunks.ScoreStats(new), new()
+    whole.add(pairs)
+    for part in (pairs[:7], pairs[7:30], pairs[30:]):
+        stats = chunks.ScoreStats(new)
+        stats.add(part)
+        chunks.add_state(merged, stats.state())
+    assert merged.result_string() == whole.scorer.result_string()
+    assert merged.score() > 0
+
+    strings = chunks.ScoreStats(lambda: bleu.SacrebleuScorer(bleu.SacrebleuConfig()))
+    strings.add([("a b c", "a b d")])
+    assert strings.state() == {"pairs": [["a b c", "a b d"]]}
