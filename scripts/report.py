@@ -18,6 +18,10 @@ its own process, each writing its JSON into --out:
     pipeline     benchmark_pipeline.py  fairseq-generate end to end, --postprocess-workers 0 vs 2
     latency      benchmark_latency.py   speculative fairseq-generate vs CTranslate2, greedy bs 1,
                                         each in its own process
+    scale        benchmark_scale.py     the demo target widened x1/x2/x4: every engine, step time,
+                                        GB/s against the measured memory bandwidth, peak RSS
+    distributed  benchmark_distributed.py  one job on 1 and 2 processes (torchrun); the scaling
+                                        model
 
 then merges what is in --out into report.json, plots docs/report.png, prints the summary table
 and writes docs/benchmarks.md: one table per benchmark JSON in --out, under a header naming the
@@ -71,7 +75,9 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "100"], ["--sentenc
          ("scale", "benchmark_scale.py", ["--sentences", "40", "--batch-sentences", "96",
                                           "--identical-sentences", "200"],
           ["--sentences", "3", "--batch-sentences", "16", "--identical-sentences", "16",
-           "--repeats", "1", "--png", os.path.join(ROOT, "work", "scale-quick.png")])]
+           "--repeats", "1", "--png", os.path.join(ROOT, "work", "scale-quick.png")]),
+         ("distributed", "benchmark_distributed.py", ["--sentences", "1131"],
+          ["--sentences", "64", "--repeats", "1"])]
 
 
 def command(name, out, quick, ct2_threads=None):

@@ -1,0 +1,706 @@
+#!/usr/bin/env python3
+"""Step time against model size: the demo target x1, x2, x4, every engine, memory bandwidth beside.
+
+    python scripts/benchmark_scale.py [--factors 1,2,4] [--sentences 40] [--batch-sentences 96]
+                                      [--identical-sentences 0] [--repeats 3] [--threads N]
+                                      [--ct2-threads N] [--json work/benchmark_scale.json]
+                                      [--png docs/scale.png]
+
+The demo target widened F times (scripts/widen_model.py: same tokens, F times the width, ~F^2 the
+weights; x4 is transformer-big's shape) is made on demand in work/scale/ (git-ignored, reused
+while newer than target.pt and widen_model.py). For each F, in one process, side by side
+(each engine first decodes the shortest and the longest batch untimed; then the engines
+alternate within each repeat, the order rotating between repeats; medians):
+
+    greedy, batch 1    stock fairseq, the plugin's default generator, speculative (the demo
+                       draft, --draft-len 4, --draft-vocab 1536 as make demo runs it), BiLD at its
+                       defaults (fallback 0.6, rollback 5), CTranslate2 float32 and int8
+    greedy, batch 8    stock, default, speculative, CTranslate2 float32 and int8
+    beam 5, batch 32   stock, default, CTranslate2 float32 and int8
+
+CTranslate2 converts the same widened checkpoint (ctranslate2_baseline.convert, float32) and runs
+each time in a process of its own (a CTranslate2 runtime in this process slows torch's runs, and
+torch's slow it); compute_type="int8" quantizes the float32 model when loading it, which is what a
+CPU user of CTranslate2 runs. Per run: seconds, tokens written (EOS included) and the share of
+sentences identical to stock fairseq's.
+
+Peak RSS is each engine's alone: CTranslate2's process's own (VmHWM); for a fairseq engine, a
+process of its own loads the target (and the draft, for the engines that use it), builds the
+engine and decodes the row's longest batch, as a fairseq-generate run of that engine would hold
+them. (The timed process holds every engine of a row at once; its high-water mark during each
+run, reset before it through /proc/self/clear_refs, is in the JSON as process_peak_rss_mib.)
+
+The physical limit: a STREAM-like triad a = b + s c (and a plain read, sum(b)) over float32 arrays
+of --stream-mib each (default 1 GiB, several times a server CPU's L3; the L3 size read from sysfs
+is printed beside) with torch's threads, in a process of its own, before each factor and at the
+end, best of 5 each time; beside it, per F, a read over one array the size of the float32
+weights a step reads (which may fit in a large L3, unlike the triad's arrays).
+
+For a batch-1 greedy run a decoder step reads the decoder's weights once: every layer's
+self-attention (q, k, v, out), the cross-attention's q and out projections (its k and v are
+computed once per sentence), both FFN matrices, biases and norms, and the output projection.
+They count float32 for stock fairseq and CTranslate2 float32; for CTranslate2 int8 one byte per
+matrix weight (float32 scales, biases and norms); for the plugin's engines what its kernel
+reads: a matrix whose values are all float16 numbers is packed as float16 (small_gemm.py). The
+demo target, stored in half precision, is; the widened ones are not (dividing by F moves the
+smallest values into float16's subnormal range, where their low bits do not fit).
+
+ms/token = seconds / tokens written: at batch 1 the step time of the engines that write one
+token per step, the encoder and everything around the steps included. GB/s = weight bytes per
+step / that time, against the triad's bandwidth (speculative decoding and BiLD write several
+tokens per pass over the target's weights, so theirs can exceed it). The lean decoder's own step
+(benchmark.step_costs: one token at position ~20, batch 1, median of 50) is given too.
+
+Speculative decoding, in the terms of Leviathan et al.: alpha, the acceptance rate; gamma, the
+draft length; c, the draft's step time over the target's verify-pass time as measured inside the
+speculative run (benchmark.py's c); E = (1 - alpha^(gamma+1)) / (1 - alpha), the expected tokens
+per verify pass; bound = E / (gamma c + 1), the speedup bound over the target decoding alone,
+against which the speculative / default speedup is set. c_step (the lean draft step over the
+lean target step, both one token) is printed beside.
+
+With --identical-sentences N, N sentences are also decoded at batch 32 by the default generator
+(greedy and beam 5) and by the speculative one, for every F: "identical to x1" is the share of
+those hypotheses equal to the x1 target's (widening changes only float rounding), and alpha over
+the N sentences is the draft's acceptance rate against that target.
+
+Prints a table per F and a summary, writes JSON, plots step time against model size (PNG).
+Internal modes (not for users): --ct2-convert MODEL OUT, --ct2-run JOB.json, --rss-probe
+JOB.json and --stream MIB THREADS REPEATS.
+"""
+import argparse
+import copy
+import gc
+import json
+import math
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+WORK = os.path.join(ROOT, "work", "scale")
+
+
+# -- CTranslate2, in processes of their own ---------------------------------------------------
+def ct2_convert_main(model_path, out_dir):
+    import ctranslate2_baseline as ct2
+
+    ct2.convert(model_path, ct2.EXAMPLE, out_dir)
+
+
+def ct2_run_main(job_path):
+    """Load the converted model with the job's compute_type, warm up, time translate_batch on
+    the job's sources alone; write {hyps, seconds, peak_rss_mib} to the job's out path."""
+    import ctranslate2
+
+    import ctranslate2_baseline as ct2
+
+    with open(job_path) as f:
+        job = json.load(f)
+    translator = ctranslate2.Translator(job["model_dir"], device="cpu",
+                                        compute_type=job["compute_type"], inter_threads=1,
+                                        intra_threads=job["threads"])
+    ct2.translate_tokens(translator, job["sources"][:1], job["beam"], 1)  # warm-up
+    start = time.perf_counter()
+    hyps, _ = ct2.translate_tokens(translator, job["sources"], job["beam"], job["batch_size"])
+    seconds = time.perf_counter() - start
+    with open(job["out"], "w") as f:
+        json.dump({"hyps": hyps, "seconds": seconds, "peak_rss_mib": vm_hwm_mib()}, f)
+
+
+def _subprocess(args, what):
+    """Run this script with `args` in a new process; its stdout."""
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), *args],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"benchmark_scale: {what} failed:\n{done.stderr[-2000:]}")
+    return done.stdout
+
+
+# -- the machine ----------------------------------------------------------------------------
+def l3_mib():
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cache/index3/size") as f:
+            size = f.read().strip()
+        return int(size[:-1]) / 1024 if size.endswith("K") else int(size) / 2 ** 20
+    except (OSError, ValueError):
+        return None
+
+
+def bandwidth(mib, threads, repeats=5):
+    """(triad GB/s, read GB/s), best of `repeats`: a = b + 3 c over float32 arrays of `mib` MiB
+    each (3 arrays moved, as STREAM counts them), and sum(b) (1 array read). Runs in a process
+    of its own: freeing gigabytes slows the next allocations of the process that held them."""
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--stream", str(mib),
+                           str(threads), str(repeats)], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"benchmark_scale: bandwidth measurement failed:\n{done.stderr[-2000:]}")
+    return tuple(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def stream_main(mib, threads, repeats):
+    import torch
+
+    torch.set_num_threads(threads)
+
+    n = mib * 2 ** 20 // 4
+    a, b, c = torch.empty(n), torch.rand(n), torch.rand(n)
+    torch.add(b, c, alpha=3.0, out=a)  # touch every page first
+    triad = read = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        torch.add(b, c, alpha=3.0, out=a)
+        triad = min(triad, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        b.sum()
+        read = min(read, time.perf_counter() - t0)
+    print(json.dumps([3 * n * 4 / triad / 1e9, n * 4 / read / 1e9]))
+
+
+def vm_hwm_mib():
+    """This process's peak resident set size in MiB: VmHWM, which (unlike ru_maxrss) does not
+    carry a parent's size over fork + exec; ru_maxrss where /proc is missing."""
+    try:
+        with open("/proc/self/status") as f:
+            return int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1)) / 1024
+    except (OSError, AttributeError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class PeakRSS:
+    """Peak resident set size of this process during a `with` block, in MiB: the kernel's
+    high-water mark is reset on entry (/proc/self/clear_refs, Linux >= 4.0). Where that is not
+    allowed, the process's peak so far is reported and `reset` is False."""
+
+    def __enter__(self):
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            self.reset = True
+        except OSError:
+            self.reset = False
+        return self
+
+    def __exit__(self, *exc):
+        self.mib = vm_hwm_mib()
+        return False
+
+
+# -- models -----------------------------------------------------------------------------------
+def widened_target(factor, target):
+    """Path of the demo target widened `factor` times, made (widen_model.widen_checkpoint) when
+    missing or older than the target or widen_model.py."""
+    import widen_model
+
+    if factor == 1:
+        return target
+    path = os.path.join(WORK, f"target_x{factor}.pt")
+    newest = max(os.path.getmtime(target), os.path.getmtime(widen_model.__file__))
+    if not os.path.exists(path) or os.path.getmtime(path) < newest:
+        print(f"[scale] widening {target} x{factor} -> {path}", flush=True)
+        for note in widen_model.widen_checkpoint(target, path, factor):
+            print(f"[scale]   {note}", flush=True)
+    return path
+
+
+def ct2_model(factor, path):
+    out = os.path.join(WORK, f"ct2_x{factor}")
+    _subprocess(["--ct2-convert", path, out], f"CTranslate2 conversion of {path}")
+    return out
+
+
+def weight_bytes(decoder, kind="float32"):
+    """Bytes of decoder weights one batch-1 step reads (see the module docstring), the matrices
+    stored as `kind`: "float32"; "int8" (CTranslate2: one byte per weight, a float32 scale per
+    row); "plugin" (the plugin's small-matrix kernel, which takes every matrix at one row, packs
+    a matrix whose values are all float16 numbers as float16: small_gemm.py)."""
+    import torch
+
+    from fairseq_fast import small_gemm
+
+    total = 0
+    for name, p in decoder.named_parameters(remove_duplicate=False):
+        if name == "embed_tokens.weight" or name.startswith("embed_positions."):
+            total += p.size(1) * 4  # one row each
+        elif ".encoder_attn.k_proj." in name or ".encoder_attn.v_proj." in name:
+            continue  # once per sentence
+        elif p.dim() == 2 and kind == "int8":
+            total += p.numel() + 4 * p.size(0)
+        elif p.dim() == 2 and kind == "plugin" and small_gemm.available() and torch.equal(
+                p.detach().half().float(), p.detach()):
+            total += 2 * p.numel()
+        else:
+            total += 4 * p.numel()
+    return total
+
+
+# -- one row ----------------------------------------------------------------------------------
+FAIRSEQ = ["stock fairseq", "fairseq_fast default", "fairseq_fast speculative",
+           "fairseq_fast BiLD"]
+ENGINES = FAIRSEQ + ["CTranslate2 float32", "CTranslate2 int8"]
+
+
+def rows(args):
+    """(setting, beam, batch size, sentences, fairseq engines) of every row."""
+    return [("greedy", 1, 1, args.sentences, FAIRSEQ),
+            ("greedy", 1, 8, args.batch_sentences, FAIRSEQ[:3]),
+            ("beam 5", 5, 32, args.batch_sentences, FAIRSEQ[:2])]
+
+
+def build_generator(engine, task, target, cfg, draft, vocab, beam, draft_len):
+    """The generator of a fairseq engine, at most 200 tokens + </s> as fairseq-generate's
+    defaults allow. stock fairseq: fairseq's own SequenceGenerator; default: what the plugin
+    builds with no flag; speculative: the draft proposing draft_len tokens (scoring `vocab`
+    only when given); BiLD: the draft as the small model, thresholds at their defaults."""
+    from omegaconf import open_dict
+
+    from benchmark import stock_generator
+    from fairseq_fast.bild_generator import BiLDSequenceGenerator
+    from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
+
+    gen_cfg = copy.deepcopy(cfg.generation)
+    with open_dict(gen_cfg):
+        gen_cfg.beam, gen_cfg.max_len_b = beam, 200
+    if engine == "stock fairseq":
+        return stock_generator(task, target, gen_cfg)
+    if engine == "fairseq_fast default":
+        return task.build_generator([target], gen_cfg)
+    if engine == "fairseq_fast speculative":
+        return SpeculativeSequenceGenerator([target], task.target_dictionary, draft_model=draft,
+                                            draft_len=draft_len, draft_vocab=vocab)
+    assert engine == "fairseq_fast BiLD", engine
+    return BiLDSequenceGenerator([target], task.target_dictionary, small_model=draft,
+                                 max_len_b=200)
+
+
+def rss_probe_main(job_path):
+    """One fairseq engine alone, as a fairseq-generate run of it would hold it: load the target
+    (and the draft, for the engines that use one), build the generator, decode the row's
+    longest batch; print the process's peak RSS in MiB."""
+    import torch
+
+    import fairseq_fast  # noqa: F401
+    from benchmark import batches, decode_all, load_target
+    from fairseq_fast.draft_loading import load_draft
+    from fairseq_fast.draft_vocab import shortlist
+
+    with open(job_path) as f:
+        job = json.load(f)
+    torch.set_grad_enabled(False)
+    torch.set_num_threads(job["threads"])
+    target, cfg, task = load_target(job["target"], job["data"])
+    draft = vocab = None
+    if job["engine"] in ("fairseq_fast speculative", "fairseq_fast BiLD"):
+        draft = load_draft(task, job["draft"], target)
+    if job["engine"] == "fairseq_fast speculative":
+        vocab = shortlist(task.target_dictionary, job["draft_vocab"], job["counts"])
+    generator = build_generator(job["engine"], task, target, cfg, draft, vocab, job["beam"],
+                                job["draft_len"])
+    samples, _ = batches(task, job["sentences"], job["batch_size"])
+    decode_all(generator, target, samples[-1:], seed=0)  # sorted by length: the longest
+    print(json.dumps(vm_hwm_mib()))
+
+
+def rss_alone(engine, path, args, beam, batch_size, sentences, folder):
+    job = os.path.join(folder, "rss-probe.json")
+    with open(job, "w") as f:
+        json.dump({"engine": engine, "target": path, "data": args.data, "draft": args.draft,
+                   "draft_vocab": args.draft_vocab, "counts": args.draft_vocab_counts,
+                   "draft_len": args.draft_len, "beam": beam, "batch_size": batch_size,
+                   "sentences": sentences, "threads": args.threads}, f)
+    out = _subprocess(["--rss-probe", job], f"peak RSS of {engine} alone")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def fairseq_engine(generator, model, samples, tgt_dict):
+    """run() -> ({id: target pieces}, seconds, tokens written, peak RSS MiB)"""
+    import torch
+
+    from benchmark import decode_all
+
+    def run(warm_up=False):
+        if warm_up:  # first calls pack weights and grow buffers: not timed
+            decode_all(generator, model, samples[:1] + samples[-1:], seed=0)
+            return None
+        with PeakRSS() as rss:
+            seconds, hyps = decode_all(generator, model, samples, seed=0)
+        pieces = {i: tgt_dict.string(torch.tensor(h)).split() for i, h in hyps.items()}
+        return pieces, seconds, sum(len(h) for h in hyps.values()), rss.mib
+    return run
+
+
+def ct2_engine(model_dir, compute_type, sources, ids, beam, batch_size, threads, folder):
+    """run() -> ({id: target pieces}, seconds, tokens written, peak RSS MiB), in a process of
+    its own"""
+    job = os.path.join(folder, f"job-{compute_type}-{beam}-{batch_size}.json")
+    out = job[:-5] + ".out.json"
+    with open(job, "w") as f:
+        json.dump({"model_dir": model_dir, "compute_type": compute_type, "sources": sources,
+                   "beam": beam, "batch_size": batch_size, "threads": threads, "out": out}, f)
+
+    def run(warm_up=False):
+        if warm_up:  # each process warms up on its own
+            return None
+        _subprocess(["--ct2-run", job], f"CTranslate2 {compute_type}")
+        with open(out) as f:
+            result = json.load(f)
+        tokens = sum(len(h) + 1 for h in result["hyps"])  # + </s>, as fairseq counts
+        return dict(zip(ids, result["hyps"])), result["seconds"], tokens, result["peak_rss_mib"]
+    return run
+
+
+def measure(engines, repeats, n):
+    """Warm every engine up, then run each `repeats` times, alternating (the order rotates
+    between repeats). Returns ({engine: figures}, {engine: outputs of its last run})."""
+    names = list(engines)
+    for e in names:
+        engines[e](warm_up=True)
+    runs = {e: [] for e in names}
+    outputs = {}
+    for r in range(repeats):
+        for e in names[r % len(names):] + names[:r % len(names)]:
+            hyps, seconds, tokens, rss = engines[e]()
+            outputs[e] = hyps
+            runs[e].append((seconds, tokens, rss))
+            print(f"[scale]     {e}: {seconds:.2f} s, {tokens} tokens, {rss:.0f} MiB",
+                  flush=True)
+    stock = outputs["stock fairseq"]
+    figures = {}
+    for e in names:
+        seconds = statistics.median(s for s, _, _ in runs[e])
+        tokens = runs[e][-1][1]
+        figures[e] = {"sent_per_s": n / seconds, "seconds": [s for s, _, _ in runs[e]],
+                      "tokens": tokens, "ms_per_token": 1e3 * seconds / tokens,
+                      "peak_rss_mib": max(m for _, _, m in runs[e]),
+                      "identical": sum(outputs[e][i] == stock[i] for i in stock) / len(stock)}
+    return figures, outputs
+
+
+def speculative_figures(spec, timers, gamma, default_seconds, spec_seconds):
+    drafting, verifying, draft_steps = timers
+    a = spec.stats.alpha
+    c = (drafting.seconds / max(draft_steps, 1)) / (verifying.seconds / max(verifying.calls, 1))
+    expected = (1 - a ** (gamma + 1)) / (1 - a) if a < 1 else gamma + 1.0
+    bound = expected / (gamma * c + 1)
+    speedup = default_seconds / spec_seconds
+    return {"alpha": a, "gamma": gamma, "c": c, "expected_tokens_per_verify": expected,
+            "bound": bound, "speedup_vs_default": speedup, "share_of_bound": speedup / bound,
+            "tokens_per_target_call": spec.stats.tokens_per_target_call}
+
+
+# -- one scale ------------------------------------------------------------------------------
+def run_scale(factor, args, folder, reference):
+    from benchmark import CallTimer, batches, load_target, step_costs
+    from fairseq_fast.draft_loading import load_draft
+    from fairseq_fast.draft_vocab import shortlist
+
+    path = widened_target(factor, args.target)
+    ct2_dir = None if args.no_ct2 else ct2_model(factor, path)
+    target, cfg, task = load_target(path, args.data)
+    draft = load_draft(task, args.draft, target)
+    tgt_dict = task.target_dictionary
+    vocab = shortlist(tgt_dict, args.draft_vocab, args.draft_vocab_counts)
+    dec = target.decoder
+    d = dec.embed_tokens.weight.size(1)
+    scale = {"factor": factor, "path": os.path.relpath(path, ROOT), "embed_dim": d,
+             "ffn_dim": dec.layers[0].fc1.out_features,
+             "heads": dec.layers[0].self_attn.num_heads,
+             "parameters": sum(p.numel() for p in target.parameters()),
+             "weight_bytes_per_step": weight_bytes(dec),
+             "weight_bytes_per_step_int8": weight_bytes(dec, "int8"),
+             "weight_bytes_per_step_plugin": weight_bytes(dec, "plugin"), "rows": []}
+    # what reading the weights' footprint alone runs at (it may fit in a large L3)
+    _, scale["read_gbs_at_weights"] = bandwidth(
+        -(-scale["weight_bytes_per_step"] // 2 ** 20), args.threads)
+    first, _ = batches(task, 1, 1)
+    scale["target_costs"] = step_costs(target, first[0], args.draft_len)
+    scale["draft_costs"] = step_costs(draft, first[0], args.draft_len)
+    scale["c_step"] = (scale["draft_costs"]["lean_step_ms"]
+                       / scale["target_costs"]["lean_step_ms"])
+    scale["lean_step_gbs"] = (scale["weight_bytes_per_step_plugin"]
+                              / scale["target_costs"]["lean_step_ms"] / 1e6)
+    print(f"[scale] x{factor}: {d} dims, {scale['parameters'] / 1e6:.1f}M parameters, "
+          f"{scale['weight_bytes_per_step'] / 1e6:.0f} MB of weights per decoder step; lean "
+          f"step {scale['target_costs']['lean_step_ms']:.2f} ms", flush=True)
+
+    for name, beam, bsz, sentences, fairseq_engines in rows(args):
+        samples, n = batches(task, sentences, bsz)
+        print(f"[scale]   {name}, batch {bsz}, {n} sentences", flush=True)
+        generators = {e: build_generator(e, task, target, cfg, draft, vocab, beam,
+                                         args.draft_len) for e in fairseq_engines}
+        engines = {e: fairseq_engine(g, target, samples, tgt_dict) for e, g in generators.items()}
+        spec = generators.get("fairseq_fast speculative")
+        if spec is not None:  # c as it is inside the run (benchmark.py's)
+            drafting = CallTimer().wrap(spec.proposer, "propose")
+            verifying = CallTimer().wrap(spec.target, "forward")
+            steps = [0]
+
+            def counted(warm_up=False, run_spec=engines["fairseq_fast speculative"]):
+                before = spec.stats.draft_calls
+                result = run_spec(warm_up)
+                steps[0] += spec.stats.draft_calls - before
+                return result
+            engines["fairseq_fast speculative"] = counted
+        if ct2_dir:
+            ids = [i for s in samples for i in s["id"].tolist()]
+            src = task.source_dictionary
+            sources = [src.string(t[t.ne(src.pad()) & t.ne(src.eos())]).split()
+                       for s in samples for t in s["net_input"]["src_tokens"]]
+            for compute_type in ("float32", "int8"):
+                engines[f"CTranslate2 {compute_type}"] = ct2_engine(
+                    ct2_dir, compute_type, sources, ids, beam, bsz, args.ct2_threads, folder)
+        figures, outputs = measure(engines, args.repeats, n)
+        row = {"setting": name, "beam": beam, "batch_size": bsz, "sentences": n,
+               "engines": figures}
+        if spec is not None:
+            for obj, method in ((spec.proposer, "propose"), (spec.target, "forward")):
+                del obj.__dict__[method]  # unwrap
+            row["speculative"] = speculative_figures(
+                spec, (drafting, verifying, steps[0]), args.draft_len,
+                statistics.median(figures["fairseq_fast default"]["seconds"]),
+                statistics.median(figures["fairseq_fast speculative"]["seconds"]))
+        for e in fairseq_engines:
+            figures[e]["process_peak_rss_mib"] = figures[e]["peak_rss_mib"]
+            figures[e]["peak_rss_mib"] = rss_alone(e, path, args, beam, bsz, sentences, folder)
+        if beam == 1 and bsz == 1:
+            for e, f in figures.items():
+                kind = ("_int8" if "int8" in e else "_plugin" if e.startswith("fairseq_fast")
+                        else "")
+                f["weight_gbs"] = scale[f"weight_bytes_per_step{kind}"] / f["ms_per_token"] / 1e6
+        key = (name, bsz)
+        if factor == 1:
+            reference[key] = outputs["stock fairseq"]
+        if key in reference:
+            ref = reference[key]
+            row["stock_identical_to_x1"] = (sum(outputs["stock fairseq"][i] == ref[i]
+                                                for i in ref) / len(ref))
+        scale["rows"].append(row)
+        print(json.dumps({k: v for k, v in row.items() if k != "engines"}), flush=True)
+
+    if args.identical_sentences:
+        scale["identical"] = identical_pass(factor, args, task, target, cfg, draft, vocab,
+                                            reference)
+        print(f"[scale]   {json.dumps(scale['identical'])}", flush=True)
+    return scale
+
+
+def identical_pass(factor, args, task, target, cfg, draft, vocab, reference):
+    """--identical-sentences at batch 32: default greedy and beam 5, speculative; shares equal
+    to x1's hypotheses and alpha over those sentences."""
+    from benchmark import batches, decode_all
+
+    samples, n = batches(task, args.identical_sentences, 32, seed=3)
+    result = {"sentences": n}
+    for name, beam in (("greedy", 1), ("beam 5", 5)):
+        default = build_generator("fairseq_fast default", task, target, cfg, None, None, beam,
+                                  args.draft_len)
+        _, hyps = decode_all(default, target, samples, seed=0)
+        key = ("identical", name)
+        if factor == 1:
+            reference[key] = hyps
+        if key in reference:
+            ref = reference[key]
+            result[f"{name} identical to x1"] = sum(hyps[i] == ref[i] for i in ref) / len(ref)
+        if beam == 1:
+            greedy = hyps
+    spec = build_generator("fairseq_fast speculative", task, target, cfg, draft, vocab, 1,
+                           args.draft_len)
+    _, hyps = decode_all(spec, target, samples, seed=0)
+    result["alpha"] = spec.stats.alpha
+    result["speculative identical to default greedy"] = (sum(hyps[i] == greedy[i] for i in greedy)
+                                                         / len(greedy))
+    return result
+
+
+# -- output -----------------------------------------------------------------------------------
+
+
+def print_tables(report):
+    bw = report["bandwidth"]
+    triad = max(bw["triad_gbs"])
+    print(f"\nmemory bandwidth: triad {triad:.1f} GB/s, read {max(bw['read_gbs']):.1f} GB/s "
+          f"(best of {len(bw['triad_gbs'])} measurements; arrays {bw['array_mib']} MiB, L3 "
+          f"{bw['l3_mib']} MiB); torch {report['threads']} threads, CTranslate2 "
+          f"{report['ct2_threads']}")
+    for s in report["scales"]:
+        print(f"\nx{s['factor']}: {s['embed_dim']} dims, FFN {s['ffn_dim']}, {s['heads']} heads; "
+              f"{s['parameters'] / 1e6:.1f}M parameters; decoder weights read per step "
+              f"{s['weight_bytes_per_step'] / 1e6:.1f} MB float32 (the plugin's packing "
+              f"{s['weight_bytes_per_step_plugin'] / 1e6:.1f} MB, int8 "
+              f"{s['weight_bytes_per_step_int8'] / 1e6:.1f} MB); lean step "
+              f"{s['target_costs']['lean_step_ms']:.2f} ms = {s['lean_step_gbs']:.1f} GB/s "
+              f"({100 * s['lean_step_gbs'] / triad:.0f}% of triad)"
+              + (f"; a read over a buffer of the float32 weights' size runs at "
+                 f"{s['read_gbs_at_weights']:.1f} GB/s" if "read_gbs_at_weights" in s else ""))
+        print("| setting | batch | engine | sent/s | x stock | x default | identical | "
+              "ms/token | weight GB/s | % of triad | peak RSS MiB |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for row in s["rows"]:
+            eng = row["engines"]
+            for e in ENGINES:
+                if e not in eng:
+                    continue
+                f = eng[e]
+                gbs = f.get("weight_gbs")
+                print(f"| {row['setting']} | {row['batch_size']} | {e} | {f['sent_per_s']:.2f} | "
+                      f"{f['sent_per_s'] / eng['stock fairseq']['sent_per_s']:.2f}x | "
+                      f"{f['sent_per_s'] / eng['fairseq_fast default']['sent_per_s']:.2f}x | "
+                      f"{100 * f['identical']:.0f}% | {f['ms_per_token']:.2f} | "
+                      + (f"{gbs:.1f} | {100 * gbs / triad:.0f}% | " if gbs else "- | - | ")
+                      + f"{f['peak_rss_mib']:.0f} |")
+        for row in s["rows"]:
+            sp = row.get("speculative")
+            if sp:
+                print(f"speculative, batch {row['batch_size']}: alpha {sp['alpha']:.3f}, gamma "
+                      f"{sp['gamma']}, c {sp['c']:.3f} (c_step {s['c_step']:.3f}), E "
+                      f"{sp['expected_tokens_per_verify']:.2f} tokens/verify, bound "
+                      f"{sp['bound']:.2f}x, speculative / default {sp['speedup_vs_default']:.2f}x "
+                      f"= {100 * sp['share_of_bound']:.0f}% of the bound")
+            if "stock_identical_to_x1" in row:
+                print(f"stock {row['setting']} batch {row['batch_size']}: identical to x1 "
+                      f"{100 * row['stock_identical_to_x1']:.1f}%")
+        if "identical" in s:
+            print(f"identical pass: {json.dumps(s['identical'])}")
+    print("\nsummary (batch-1 greedy unless stated)")
+    print("| x | parameters | weight MB/step (plugin's) | default ms/step | "
+          "default GB/s (% triad) | "
+          "spec / default (bound) | spec / default bs 8 | beam 5 bs 32 default / stock | "
+          "spec / CTranslate2 int8 |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for s in report["scales"]:
+        rows = {(r["setting"], r["batch_size"]): r for r in s["rows"]}
+        g1, g8, b32 = rows.get(("greedy", 1)), rows.get(("greedy", 8)), rows.get(("beam 5", 32))
+        d = g1["engines"]["fairseq_fast default"]
+        ct2 = g1["engines"].get("CTranslate2 int8")
+        spec = g1["engines"]["fairseq_fast speculative"]
+        beam = b32["engines"]["fairseq_fast default"]["sent_per_s"] / b32["engines"][
+            "stock fairseq"]["sent_per_s"]
+        print(f"| {s['factor']} | {s['parameters'] / 1e6:.1f}M | "
+              f"{s['weight_bytes_per_step'] / 1e6:.1f} "
+              f"({s['weight_bytes_per_step_plugin'] / 1e6:.1f}) | {d['ms_per_token']:.2f} | "
+              f"{d['weight_gbs']:.1f} ({100 * d['weight_gbs'] / triad:.0f}%) | "
+              f"{g1['speculative']['speedup_vs_default']:.2f}x "
+              f"({g1['speculative']['bound']:.2f}x) | "
+              f"{g8['speculative']['speedup_vs_default']:.2f}x | "
+              f"{beam:.2f}x | "
+              + (f"{spec['sent_per_s'] / ct2['sent_per_s']:.2f}x |" if ct2 else "- |"))
+
+
+def plot(report, png):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    scales = report["scales"]
+    triad = max(report["bandwidth"]["triad_gbs"])
+    mb = [s["weight_bytes_per_step"] / 1e6 for s in scales]
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for e, marker in zip(ENGINES, "os^vDx"):
+        pts = [(s["weight_bytes_per_step"] / 1e6, r["engines"][e]["ms_per_token"])
+               for s in scales for r in s["rows"]
+               if (r["setting"], r["batch_size"]) == ("greedy", 1) and e in r["engines"]]
+        if pts:
+            ax.plot(*zip(*pts), marker=marker, label=f"{e} (ms per token)")
+    ax.plot(mb, [s["target_costs"]["lean_step_ms"] for s in scales], color="tab:gray",
+            linestyle="-.", marker=".", label="lean decoder step alone")
+    ax.plot(mb, [x / triad for x in mb], "k--",
+            label=f"float32 weights / triad bandwidth ({triad:.0f} GB/s): the physical limit")
+    ax.plot(mb, [s["weight_bytes_per_step_plugin"] / 1e6 / triad for s in scales], "k:",
+            label="the same for the weights as the plugin packs them")
+    for s, x in zip(scales, mb):
+        ax.annotate(f"x{s['factor']}\n{s['parameters'] / 1e6:.0f}M", (x, x / triad),
+                    fontsize=8, xytext=(0, -24), textcoords="offset points", ha="center")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(mb, [f"{x:.0f}" for x in mb])
+    ax.minorticks_off()
+    ax.set_xlabel("decoder weights read per step (MB, float32)")
+    ax.set_ylabel("ms per token, greedy, batch 1")
+    n = scales[0]["rows"][0]["sentences"]
+    ax.set_title(f"demo target widened x{', x'.join(str(s['factor']) for s in scales)}: step time "
+                 f"against model size\n({n} sentences, median of {report['repeats']}, torch "
+                 f"{report['threads']} threads, CTranslate2 {report['ct2_threads']})", fontsize=10)
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(png)), exist_ok=True)
+    fig.savefig(png, dpi=110)
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--ct2-convert":
+        return ct2_convert_main(sys.argv[2], sys.argv[3])
+    if len(sys.argv) > 1 and sys.argv[1] == "--ct2-run":
+        return ct2_run_main(sys.argv[2])
+    if len(sys.argv) > 1 and sys.argv[1] == "--rss-probe":
+        return rss_probe_main(sys.argv[2])
+    if len(sys.argv) > 1 and sys.argv[1] == "--stream":
+        return stream_main(*(int(x) for x in sys.argv[2:5]))
+    import torch
+
+    import demo
+    from benchmark import add_model_args
+    import fairseq_fast  # noqa: F401  (the plugin's overrides, as --user-dir loads them)
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_model_args(ap)
+    ap.add_argument("--factors", default="1,2,4")
+    ap.add_argument("--sentences", type=int, default=40, help="batch-1 rows")
+    ap.add_argument("--batch-sentences", type=int, default=96, help="batch 8 and 32 rows")
+    ap.add_argument("--identical-sentences", type=int, default=0,
+                    help="also decode this many sentences at batch 32 for 'identical to x1' and "
+                         "alpha (0: skip)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--draft-len", type=int, default=4)
+    ap.add_argument("--draft-vocab", type=int, default=1536,
+                    help="the speculative engine's draft shortlist (0: every token)")
+    ap.add_argument("--draft-vocab-counts", default=demo.COUNTS)
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--ct2-threads", type=int, default=None,
+                    help="CTranslate2's intra_threads (default --threads)")
+    ap.add_argument("--no-ct2", action="store_true", help="leave CTranslate2 out")
+    ap.add_argument("--stream-mib", type=int, default=1024,
+                    help="size of each of the triad's three arrays")
+    ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_scale.json"))
+    ap.add_argument("--png", default=os.path.join(ROOT, "docs", "scale.png"))
+    args = ap.parse_args()
+    args.ct2_threads = args.ct2_threads or args.threads
+    torch.set_grad_enabled(False)
+    torch.set_num_threads(args.threads)
+    factors = [int(f) for f in args.factors.split(",")]
+    os.makedirs(WORK, exist_ok=True)
+    report = {"threads": args.threads, "ct2_threads": args.ct2_threads,
+              "repeats": args.repeats, "draft_len": args.draft_len,
+              "draft_vocab": args.draft_vocab,
+              "bandwidth": {"array_mib": args.stream_mib, "l3_mib": l3_mib(), "triad_gbs": [],
+                            "read_gbs": []},
+              "scales": []}
+
+    def measure_bandwidth():
+        triad, read = bandwidth(args.stream_mib, args.threads)
+        report["bandwidth"]["triad_gbs"].append(triad)
+        report["bandwidth"]["read_gbs"].append(read)
+        print(f"[scale] bandwidth: triad {triad:.1f} GB/s, read {read:.1f} GB/s", flush=True)
+
+    reference = {}
+    with tempfile.TemporaryDirectory(prefix="benchmark_scale-") as folder:
+        for factor in factors:
+            measure_bandwidth()
+            report["scales"].append(run_scale(factor, args, folder, reference))
+            gc.collect()  # the last scale's models go before the next one loads
+        measure_bandwidth()
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(report, f, indent=1)
+    plot(report, args.png)
+    print_tables(report)
+
+
+if __name__ == "__main__":
+    main()
