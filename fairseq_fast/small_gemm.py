@@ -7,8 +7,10 @@ A decoder step multiplies a handful of rows (a verify window, beams, a batch) by
 There, MKL's sgemm (F.linear) and oneDNN (through torch's op) spend most of a call in per-call
 set-up and in reading the weight from memory, while the arithmetic itself is small. The kernel
 (csrc/small_gemm.c) keeps each weight in blocks of 64 output features laid out k-major, so a step
-streams it once with nothing else to do; with 6 rows x 64 outputs in registers it becomes
-compute-bound from a few dozen rows on, and packed_linear.py hands calls of more rows to oneDNN.
+streams it once with nothing else to do: a verify window of a few rows costs about what one row
+costs (the block is prefetched ahead of the arithmetic), and with more rows each block is read
+in chunks that every group of 6 rows uses from L1 while the next chunk arrives, so memory and
+arithmetic overlap; packed_linear.py hands calls of more rows to oneDNN.
 `scripts/benchmark_linear.py --kernels-only` times the three for every decoder weight shape of
 the demo pair at 1 to 160 rows, weights cold in cache as in a real step (docs/benchmarks.md).
 

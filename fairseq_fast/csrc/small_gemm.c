@@ -8,13 +8,20 @@
  *
  * Each output is one accumulator that adds x[r, k] * w[o, k] for k = 0, 1, ... in order with fused
  * multiply-adds, then the bias: the same operations for any row count, thread count, instruction
- * set and weight storage, so results never depend on how a call was split.
+ * set, weight storage and chunking (below), so results never depend on how a call was split.
+ *
+ * Memory and arithmetic overlap: a block read by one row group (batch 1, a verify window) is
+ * streamed with software prefetch a few k-steps ahead; a block read by several row groups is
+ * read in chunks of KC k-steps, every group in turn on a chunk while the next one is
+ * prefetched, so the weights come from memory once and the later groups read them from L1
+ * (their partial sums wait in a per-thread buffer between chunks).
  *
  * Optional epilogue, in this order: + residual[r, o] (a [R, N] tensor), then relu. Each is the
  * same float32 operation torch's add / relu would apply to the stored result, so fusing them
  * changes no bit; it saves the decoder a tensor op per use.
  */
 #include <immintrin.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -61,18 +68,40 @@ typedef __m256 vec;
 #define SMALLER_GROUP(FN, nr, ...) FN(1, __VA_ARGS__)
 #endif
 
+/* Software prefetch into L2, PF k-steps ahead. A block read by one row group streams from
+ * memory: with several rows the FMAs fill the out-of-order window and the hardware prefetcher
+ * alone keeps too few lines in flight (5 rows took 1.5x the time of 1 row on a memory-bound
+ * weight; with this, about the same); one row keeps the hardware prefetcher's stream alone,
+ * which is faster there. A block read by several row groups is read chunk by chunk (below):
+ * then each group prefetches the next chunk, so that memory streams while the later groups
+ * compute on the current one. */
+#define PF_K 16 /* k-steps ahead for a block streamed once */
+#define KC 128 /* k-steps per chunk: 32 KB of float32 weights, within L1 */
+#define PREFETCH(wk, WTYPE, pf)                                                                \
+  do {                                                                                         \
+    const char *at = (const char *)((wk) + (pf) * BLOCK);                                      \
+    for (int l = 0; l < (int)(BLOCK * sizeof(WTYPE)); l += 64)                                 \
+      _mm_prefetch(at + l, _MM_HINT_T1);                                                       \
+  } while (0)
+
 int sg_block(void) { return BLOCK; }
 
-/* rows r0 .. r0 + nr - 1 of x times one packed block (outputs o0 .. o0 + BLOCK - 1) */
+/* rows r0 .. r0 + nr - 1 of x times one packed block (outputs o0 .. o0 + BLOCK - 1), over
+ * k = k0 .. k1 - 1. The accumulators start at zero (k0 == 0) or from part[r][j] (the partial
+ * sums an earlier chunk stored there), and end in part (k1 < K) or, with the epilogue, in y.
+ * Storing and reloading a float32 accumulator changes no bit: every output is still one
+ * accumulator over k in order. */
 #define DEFINE_BLOCK(NAME, WTYPE, LOAD)                                                        \
   static inline __attribute__((always_inline)) void NAME(                                      \
       const int nr, const float *x, int64_t K, const WTYPE *pb, const float *bias, float *y,   \
-      int64_t N, int64_t o0, const float *res, int relu) {                                     \
+      int64_t N, int64_t o0, const float *res, int relu, int64_t k0, int64_t k1, vec *part,    \
+      int pf) {                                                                                \
     vec acc[ROWS][4];                                                                          \
     for (int r = 0; r < nr; r++)                                                               \
-      for (int j = 0; j < 4; j++) acc[r][j] = ZERO();                                          \
-    for (int64_t k = 0; k < K; k++) {                                                          \
+      for (int j = 0; j < 4; j++) acc[r][j] = k0 ? part[r * 4 + j] : ZERO();                   \
+    for (int64_t k = k0; k < k1; k++) {                                                        \
       const WTYPE *wk = pb + k * BLOCK;                                                        \
+      if (pf) PREFETCH(wk, WTYPE, pf);                                                         \
       vec w0 = LOAD(wk), w1 = LOAD(wk + LANES), w2 = LOAD(wk + 2 * LANES),                     \
           w3 = LOAD(wk + 3 * LANES);                                                           \
       for (int r = 0; r < nr; r++) {                                                           \
@@ -82,6 +111,11 @@ int sg_block(void) { return BLOCK; }
         acc[r][2] = FMADD(xk, w2, acc[r][2]);                                                  \
         acc[r][3] = FMADD(xk, w3, acc[r][3]);                                                  \
       }                                                                                        \
+    }                                                                                          \
+    if (k1 < K) {                                                                              \
+      for (int r = 0; r < nr; r++)                                                             \
+        for (int j = 0; j < 4; j++) part[r * 4 + j] = acc[r][j];                               \
+      return;                                                                                  \
     }                                                                                          \
     int64_t n = N - o0 < BLOCK ? N - o0 : BLOCK;                                               \
     for (int r = 0; r < nr; r++) {                                                             \
@@ -108,35 +142,92 @@ int sg_block(void) { return BLOCK; }
 DEFINE_BLOCK(block_f32, float, LOAD_F32)
 DEFINE_BLOCK(block_f16, uint16_t, LOAD_F16)
 
-/* one unit of work: rows r0 .. r0 + nr - 1 times packed block pb (block index b) */
-#define RUN_UNIT(BLOCK_FN, pb, b, r0)                                                          \
+/* rows r0 .. of x (a group of at most ROWS) times block b over k0 .. k1 - 1 (see DEFINE_BLOCK) */
+#define RUN_GROUP(BLOCK_FN, pb, b, r0, k0, k1, part, pf)                                       \
   do {                                                                                         \
     int nr = R - (r0) < ROWS ? (int)(R - (r0)) : ROWS;                                         \
     const float *xr = x + (r0) * K;                                                            \
     float *yr = y + (r0) * N;                                                                  \
     const float *rr = res ? res + (r0) * N : 0;                                                \
     if (nr == ROWS) /* constant row counts: the accumulators stay in registers */             \
-      BLOCK_FN(ROWS, xr, K, pb, bias, yr, N, (b) * BLOCK, rr, relu);                           \
+      BLOCK_FN(ROWS, xr, K, pb, bias, yr, N, (b) * BLOCK, rr, relu, k0, k1, part, pf);         \
     else                                                                                       \
-      SMALLER_GROUP(BLOCK_FN, nr, xr, K, pb, bias, yr, N, (b) * BLOCK, rr, relu);              \
+      SMALLER_GROUP(BLOCK_FN, nr, xr, K, pb, bias, yr, N, (b) * BLOCK, rr, relu, k0, k1,      \
+                    part, pf);                                                                 \
   } while (0)
 
-/* y [R, N] = x [R, K] . w^T + bias (+ res [R, N]) (relu); p packed as above; units of
- * (block, row group), a block's row groups consecutive.
+/* Row groups g0 .. g1 - 1 times block b. One group: the whole K at once, prefetching PF_K
+ * ahead (none for one row). Several: chunk by chunk (KC k-steps), every group in turn, each
+ * prefetching the next chunk; partial sums wait in part ([groups][ROWS][4] vectors). */
+#define RUN_BLOCK(BLOCK_FN, WTYPE, pb, b, g0, g1, part)                                        \
+  do {                                                                                         \
+    if ((g1) - (g0) == 1) {                                                                    \
+      RUN_GROUP(BLOCK_FN, pb, b, (g0) * ROWS, 0, K, part, R - (g0) * ROWS > 1 ? PF_K : 0);     \
+    } else {                                                                                   \
+      for (int64_t k0 = 0; k0 < K; k0 += KC) {                                                 \
+        int64_t k1 = k0 + KC < K ? k0 + KC : K;                                                \
+        for (int64_t g = (g0); g < (g1); g++)                                                  \
+          RUN_GROUP(BLOCK_FN, pb, b, g * ROWS, k0, k1, part + (g - (g0)) * ROWS * 4, KC);      \
+      }                                                                                        \
+    }                                                                                          \
+  } while (0)
+
+/* y [R, N] = x [R, K] . w^T + bias (+ res [R, N]) (relu); p packed as above. The work is
+ * (block, row group) units, a block's groups consecutive; each thread takes an equal range of
+ * units, as `omp for schedule(static)` would, and runs the groups of a block in its range
+ * together (RUN_BLOCK).
  *
  * The *_units functions share the units among the threads of the enclosing parallel region
- * (an orphaned `omp for`: decoder_layer.c runs a whole layer in one region) and end with its
- * barrier; outside one, the calling thread does them all. sg_linear_* open a region. */
+ * (decoder_layer.c runs a whole layer in one region) and end with its barrier; outside one,
+ * the calling thread does them all. sg_linear_* open a region. */
 #define UNITS(R, N) ((((N) + BLOCK - 1) / BLOCK) * (((R) + ROWS - 1) / ROWS))
+
+/* this thread's range [*u0, *u1) of `units` (omp for schedule(static)'s split) */
+static void thread_range(int64_t units, int64_t *u0, int64_t *u1) {
+  int t = omp_get_thread_num(), n = omp_get_num_threads();
+  int64_t each = units / n, extra = units % n;
+  *u0 = t * each + (t < extra ? t : extra);
+  *u1 = *u0 + each + (t < extra);
+}
+
+/* per-thread buffer of at least n floats, 64-byte aligned, kept for the thread's life (slot 0:
+ * partial sums, slot 1: widened weights), or NULL */
+static float *thread_buffer(int slot, int64_t n) {
+  static __thread float *buf[2] = {0, 0};
+  static __thread int64_t cap[2] = {0, 0};
+  if (n > cap[slot]) {
+    free(buf[slot]);
+    buf[slot] = aligned_alloc(64, ((n * sizeof(float) + 63) / 64) * 64);
+    cap[slot] = buf[slot] ? n : 0;
+  }
+  return buf[slot];
+}
+
+/* the partial sums of a block's groups ([groups][ROWS][4] vectors), or NULL when one group at a
+ * time must do (no memory: RUN_BLOCK is then called group by group) */
+static vec *partials(int64_t groups) {
+  return (vec *)thread_buffer(0, groups * ROWS * 4 * LANES);
+}
+
+#define FOR_BLOCKS(BODY)                                                                       \
+  do {                                                                                         \
+    const int64_t groups = (R + ROWS - 1) / ROWS;                                              \
+    int64_t u0, u1;                                                                            \
+    thread_range(UNITS(R, N), &u0, &u1);                                                       \
+    vec *part = u1 > u0 ? partials(u1 - u0 < groups ? u1 - u0 : groups) : 0;                  \
+    for (int64_t u = u0; u < u1;) {                                                            \
+      const int64_t b = u / groups, g0 = u % groups;                                           \
+      int64_t g1 = groups - g0 < u1 - u ? groups : g0 + (u1 - u);                              \
+      if (!part) g1 = g0 + 1;                                                                  \
+      BODY;                                                                                    \
+      u += g1 - g0;                                                                            \
+    }                                                                                          \
+    _Pragma("omp barrier")                                                                     \
+  } while (0)
 
 void sg_linear_f32_units(const float *x, int64_t R, int64_t K, const float *p,
                          const float *bias, float *y, int64_t N, const float *res, int relu) {
-  const int64_t groups = (R + ROWS - 1) / ROWS, units = UNITS(R, N);
-#pragma omp for schedule(static)
-  for (int64_t u = 0; u < units; u++) {
-    const int64_t b = u / groups;
-    RUN_UNIT(block_f32, p + b * K * BLOCK, b, (u % groups) * ROWS);
-  }
+  FOR_BLOCKS(RUN_BLOCK(block_f32, float, p + b * K * BLOCK, b, g0, g1, part));
 }
 
 /* A float16 weight used by many row groups is widened once per block instead: widening in
@@ -146,40 +237,18 @@ void sg_linear_f32_units(const float *x, int64_t R, int64_t K, const float *p,
  * float32 values either way (float16 -> float32 is exact), so the same results. */
 #define WIDEN_MIN_GROUPS 8
 
-/* this thread's buffer of at least n floats, 64-byte aligned (kept for the thread's life),
- * or NULL */
-static float *widen_buffer(int64_t n) {
-  static __thread float *buf = 0;
-  static __thread int64_t cap = 0;
-  if (n > cap) {
-    free(buf);
-    buf = aligned_alloc(64, n * sizeof(float)); /* n * 4: a multiple of 64 (BLOCK floats) */
-    cap = buf ? n : 0;
-  }
-  return buf;
-}
-
 void sg_linear_f16_units(const float *x, int64_t R, int64_t K, const uint16_t *p,
                          const float *bias, float *y, int64_t N, const float *res, int relu) {
-  const int64_t groups = (R + ROWS - 1) / ROWS, units = UNITS(R, N);
-  /* per thread (NULL: read as float16); every thread runs the same loop below, as a
-     work-sharing construct requires */
-  float *wide = groups >= WIDEN_MIN_GROUPS ? widen_buffer(K * BLOCK) : 0;
-  int64_t widened = -1; /* the block in `wide` */
-#pragma omp for schedule(static)
-  for (int64_t u = 0; u < units; u++) {
-    const int64_t b = u / groups, r0 = (u % groups) * ROWS;
+  float *wide = (R + ROWS - 1) / ROWS >= WIDEN_MIN_GROUPS ? thread_buffer(1, K * BLOCK) : 0;
+  FOR_BLOCKS({
     const uint16_t *pb = p + b * K * BLOCK;
-    if (!wide) {
-      RUN_UNIT(block_f16, pb, b, r0);
-      continue;
-    }
-    if (b != widened) {
+    if (wide && g1 - g0 >= WIDEN_MIN_GROUPS) {
       for (int64_t i = 0; i < K * BLOCK; i += LANES) STORE(wide + i, LOAD_F16(pb + i));
-      widened = b;
+      RUN_BLOCK(block_f32, float, wide, b, g0, g1, part);
+    } else {
+      RUN_BLOCK(block_f16, uint16_t, pb, b, g0, g1, part);
     }
-    RUN_UNIT(block_f32, wide, b, r0);
-  }
+  });
 }
 
 #define DEFINE_LINEAR(NAME, WTYPE)                                                             \
