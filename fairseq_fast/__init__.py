@@ -9,9 +9,9 @@ from fairseq_fast import overrides as _overrides
 
 _overrides.apply()
 
-from fairseq_fast.bild_generator import BiLDSequenceGenerator  # noqa: E402
-from fairseq_fast.fast_generator import FastSequenceGenerator  # noqa: E402
-from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator  # noqa: E402
+from fairseq_fast.generators.bild import BiLDSequenceGenerator  # noqa: E402
+from fairseq_fast.generators.fast import FastSequenceGenerator  # noqa: E402
+from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator  # noqa: E402
 from fairseq_fast.paths import user_dir  # noqa: E402
 
 __all__ = ["BiLDSequenceGenerator", "FastSequenceGenerator", "SpeculativeSequenceGenerator", "user_dir"]

@@ -46,14 +46,14 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq_cli.generate import get_symbols_to_strip_from_output
 
 # importing this module imported the fairseq_fast package first: the overrides apply
-from fairseq_fast import chunks
-from fairseq_fast.async_cli import _load, _prepare, _seed_and_device
-from fairseq_fast.distributed import Ranks
+from fairseq_fast.cli import chunks
+from fairseq_fast.cli.async_cli import _load, _prepare, _seed_and_device
+from fairseq_fast.cli.distributed import Ranks
 from fairseq_fast.errors import EXIT_CODE, UserError
 from fairseq_fast.options import postprocess_workers
-from fairseq_fast.output import describe
-from fairseq_fast.pipeline import Pipeline
-from fairseq_fast.postprocess import GenerateLines, Packed, originals, pack_generated
+from fairseq_fast.cli.output import describe
+from fairseq_fast.cli.pipeline import Pipeline
+from fairseq_fast.cli.postprocess import GenerateLines, Packed, originals, pack_generated
 
 
 def _process_start() -> float:

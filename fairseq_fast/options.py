@@ -143,8 +143,6 @@ def validate(cfg: FastGenerationConfig) -> None:
     if not os.access(cfg.draft_path, os.R_OK):
         raise UserError(f"--draft-path {cfg.draft_path}: not readable")
     if cfg.generator == "bild":
-        from fairseq_fast.bild_generator import check_thresholds
-
         check_thresholds(float(cfg.bild_fallback_threshold), float(cfg.bild_rollback_threshold),
                          cfg.bild_max_small_steps)
         if cfg.adaptive_draft_len:
@@ -155,3 +153,12 @@ def validate(cfg: FastGenerationConfig) -> None:
     elif int(cfg.draft_len) > MAX_DRAFT_LEN:
         raise UserError(f"--draft-len must be at most {MAX_DRAFT_LEN} (got {cfg.draft_len}): "
                         "all K drafted tokens are kept only with probability alpha^K")
+
+
+def check_thresholds(fallback: float, rollback: float, max_small_steps: int) -> None:
+    if not 0.0 <= fallback <= 1.0:
+        raise UserError(f"--bild-fallback-threshold must be in [0, 1] (got {fallback})")
+    if not rollback >= 0.0:
+        raise UserError(f"--bild-rollback-threshold must be >= 0 (got {rollback})")
+    if int(max_small_steps) != max_small_steps or max_small_steps < 1:
+        raise UserError(f"--bild-max-small-steps must be an integer >= 1 (got {max_small_steps})")

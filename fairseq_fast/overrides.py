@@ -15,7 +15,7 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                                                                   errors) and keeps their values;
                                                                   refuses --fp16 on a CPU, a
                                                                   --max-len-b below --min-len and
-                                                                  a missing --path (cli_checks.py)
+                                                                  a missing --path (cli/checks.py)
     build_generator    FairseqTask.build_generator                --generator speculative builds
                                                                   SpeculativeSequenceGenerator,
                                                                   --generator bild
@@ -73,7 +73,8 @@ import logging
 import os
 import sys
 
-from fairseq_fast import checkpoints, cli_checks, errors, options
+from fairseq_fast import checkpoints, errors, options
+from fairseq_fast.cli import checks as cli_checks
 from fairseq_fast.errors import UserError
 
 logger = logging.getLogger("fairseq_fast")
@@ -189,7 +190,7 @@ def _build_generator(original):
 def fast_default_generator(args, cfg, extra_gen_cls_kwargs):
     """The class fairseq would pick (SequenceGenerator, or ...WithAlignment for
     --print-alignment), in its fast form, with the --no-fast-* choices."""
-    from fairseq_fast.fast_generator import (FastDefaults, FastSequenceGenerator,
+    from fairseq_fast.generators.fast import (FastDefaults, FastSequenceGenerator,
                                              FastSequenceGeneratorWithAlignment)
 
     fast = FastDefaults(cache=not cfg.no_fast_cache, prefill=not cfg.no_fast_prefill,
@@ -208,11 +209,11 @@ def build_draft_generator(task, models, args, cfg):
     """SpeculativeSequenceGenerator or BiLDSequenceGenerator, with the draft loaded (once); None
     (logged once) where model_gate.py refuses the target or the draft: the caller then builds the
     default generator, which gives stock's output for the target."""
-    from fairseq_fast.bild_generator import BiLDSequenceGenerator
-    from fairseq_fast.draft_loading import load_draft
-    from fairseq_fast.draft_vocab import shortlist
-    from fairseq_fast.model_gate import decoder_refusal, log_once
-    from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
+    from fairseq_fast.generators.bild import BiLDSequenceGenerator
+    from fairseq_fast.speculative.draft_loading import load_draft
+    from fairseq_fast.speculative.draft_vocab import shortlist
+    from fairseq_fast.decoding.model_gate import decoder_refusal, log_once
+    from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 
     models = list(models)
     if len(models) != 1:
@@ -265,13 +266,13 @@ def _generate_main(original):
     def _main(cfg, output_file):
         workers = options.postprocess_workers()
         if workers == 0:
-            from fairseq_fast.output import guarded
+            from fairseq_fast.cli.output import guarded
 
             guarded_file = guarded(output_file)
             result = original(cfg, guarded_file)
             guarded_file.flush()
             return result
-        from fairseq_fast import async_cli
+        from fairseq_fast.cli import async_cli
 
         return async_cli.generate(cfg, output_file, workers)
 
@@ -282,14 +283,14 @@ def _interactive_main(original):
     def main(cfg):
         workers = options.postprocess_workers()
         if workers == 0:
-            from fairseq_fast.output import guarded_stdout
+            from fairseq_fast.cli.output import guarded_stdout
 
             with guarded_stdout():
                 return original(cfg)
         from argparse import Namespace
 
         from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-        from fairseq_fast import async_cli
+        from fairseq_fast.cli import async_cli
 
         if isinstance(cfg, Namespace):
             cfg = convert_namespace_to_omegaconf(cfg)
@@ -307,7 +308,7 @@ def _replace_cli_mains():
         _replace(generate, "_main", _generate_main, "pipeline")
     interactive = sys.modules.get("fairseq_cli.interactive")
     if interactive is not None:
-        from fairseq_fast import interactive_input
+        from fairseq_fast.cli import interactive_input
 
         _replace(interactive, "main", _interactive_main, "pipeline:interactive")
         _replace(interactive, "buffered_read", interactive_input.read_lines, "interactive_input")
@@ -320,7 +321,7 @@ def _keep_last_batch():
     training (fairseq-train loads plugins too) keeps fairseq's batching."""
     from fairseq.data import data_utils
 
-    from fairseq_fast import batching
+    from fairseq_fast.cli import batching
 
     _replace(data_utils, "batch_by_size", batching.keep_last_batch, "keep_last_batch")
 

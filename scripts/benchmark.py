@@ -31,11 +31,11 @@ import fairseq_fast  # noqa: E402,F401  (plugin overrides, as --user-dir would a
 from fairseq import checkpoint_utils  # noqa: E402
 from omegaconf import open_dict  # noqa: E402
 
-from fairseq_fast.draft_loading import load_draft  # noqa: E402
-from fairseq_fast.draft_vocab import shortlist  # noqa: E402
-from fairseq_fast.lean_decoder import LeanDecoder  # noqa: E402
-from fairseq_fast.speculative_generator import (  # noqa: E402
-    AdaptiveDraftLength, SpeculativeSequenceGenerator)
+from fairseq_fast.decoding.lean_decoder import LeanDecoder  # noqa: E402
+from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator  # noqa: E402
+from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
+from fairseq_fast.speculative.draft_vocab import shortlist  # noqa: E402
+from fairseq_fast.speculative.stop_rules import AdaptiveDraftLength  # noqa: E402
 
 
 class HFHeuristic(AdaptiveDraftLength):

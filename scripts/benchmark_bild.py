@@ -28,8 +28,8 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import demo  # noqa: E402
 from benchmark import (add_model_args, batches, decode_all, load_target,  # noqa: E402
                        stock_generator)
-from fairseq_fast.bild_generator import BiLDSequenceGenerator  # noqa: E402
-from fairseq_fast.draft_loading import load_draft  # noqa: E402
+from fairseq_fast.generators.bild import BiLDSequenceGenerator  # noqa: E402
+from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
 from omegaconf import open_dict  # noqa: E402
 
 FALLBACKS = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]

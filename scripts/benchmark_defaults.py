@@ -28,8 +28,8 @@ from fairseq.sequence_generator import EnsembleModel  # noqa: E402
 from fairseq.tasks import FairseqTask  # noqa: E402
 
 from benchmark import CallTimer, add_model_args, batches, load_target  # noqa: E402
-from fairseq_fast.fast_generator import VectorisedNGramBlock  # noqa: E402
-from fairseq_fast.ngram_blocker import block_repeated_ngrams  # noqa: E402
+from fairseq_fast.generators.fast import VectorisedNGramBlock  # noqa: E402
+from fairseq_fast.decoding.ngram_blocker import block_repeated_ngrams  # noqa: E402
 
 
 def gen_args(cfg, **kw):

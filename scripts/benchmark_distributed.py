@@ -104,8 +104,8 @@ def batch_times(args):
     logging.disable(logging.INFO)
     warnings.simplefilter("ignore")
     import fairseq_fast  # noqa: F401
-    from fairseq_fast import chunks
-    from fairseq_fast.distributed import Ranks
+    from fairseq_fast.cli import chunks
+    from fairseq_fast.cli.distributed import Ranks
     from fairseq_fast.generate import _num_tokens, set_up
 
     job = set_up(args + ["--rank-threads", "1"], Ranks.solo())
@@ -141,7 +141,7 @@ def merge_rate(text: bytes, megabytes=64, chunk_mb=1):
 
     from fairseq.scoring import bleu
 
-    from fairseq_fast import chunks
+    from fairseq_fast.cli import chunks
 
     piece = text.decode("utf-8")
     piece = piece * max(1, int(chunk_mb * 1e6 / max(1, len(text))))
@@ -184,7 +184,7 @@ def queue(times, costs, ranks, chunk_tokens):
     rank that is free."""
     import numpy as np
 
-    from fairseq_fast import chunks as plan_chunks
+    from fairseq_fast.cli import chunks as plan_chunks
 
     batches = [[0]] * len(times)
     plan = plan_chunks.plan(batches, np.asarray(costs), chunk_tokens)
@@ -199,7 +199,7 @@ def queue(times, costs, ranks, chunk_tokens):
 def straggler_table(batches):
     import numpy as np
 
-    from fairseq_fast.chunks import automatic_chunk_tokens
+    from fairseq_fast.cli.chunks import automatic_chunk_tokens
 
     times = [b[3] for b in batches]
     rows = [b[0] for b in batches]

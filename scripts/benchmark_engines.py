@@ -43,9 +43,9 @@ import fairseq_fast  # noqa: E402,F401  (the plugin's overrides, as --user-dir l
 import ctranslate2_baseline as ct2  # noqa: E402
 from benchmark import (add_model_args, batches, decode_all, load_target,  # noqa: E402
                        stock_generator)
-from fairseq_fast.draft_loading import load_draft  # noqa: E402
-from fairseq_fast.draft_vocab import shortlist  # noqa: E402
-from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator  # noqa: E402
+from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
+from fairseq_fast.speculative.draft_vocab import shortlist  # noqa: E402
+from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator  # noqa: E402
 
 SETTINGS = [("greedy", 1, 1), ("greedy", 1, 32), ("beam 5", 5, 1), ("beam 5", 5, 32)]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the packed linears (fairseq_fast/packed_linear.py) add: the plugin with --no-fast-linear
+"""What the packed linears (fairseq_fast/kernels/packed_linear.py) add: the plugin with --no-fast-linear
 (F.linear), with oneDNN only (the small-matrix kernel off) and as it runs by default (the kernel,
 small_gemm.py), side by side against stock fairseq in one process.
 
@@ -33,10 +33,10 @@ from fairseq.tasks import FairseqTask  # noqa: E402
 
 from benchmark import add_model_args, batches, decode_all, load_target  # noqa: E402
 from benchmark_defaults import gen_args  # noqa: E402
-from fairseq_fast.draft_loading import load_draft  # noqa: E402
-from fairseq_fast import small_gemm  # noqa: E402
-from fairseq_fast.packed_linear import onednn_available  # noqa: E402
-from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator  # noqa: E402
+from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
+from fairseq_fast.kernels import small_gemm  # noqa: E402
+from fairseq_fast.kernels.packed_linear import onednn_available  # noqa: E402
+from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator  # noqa: E402
 
 KERNEL_SHAPES = [(128, 128), (512, 128), (256, 256), (768, 256), (1024, 256), (256, 1024),
                  (1536, 128), (4008, 128), (4008, 256)]  # (out, in): the demo pair's layers

@@ -59,7 +59,7 @@ def postprocess_seconds(args):
     from fairseq_cli.generate import get_symbols_to_strip_from_output
 
     import fairseq_fast  # noqa: F401
-    from fairseq_fast.postprocess import GenerateLines, add_to_scorer, pack_generated
+    from fairseq_fast.cli.postprocess import GenerateLines, add_to_scorer, pack_generated
 
     parser = options.get_generation_parser()
     cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, args))

@@ -221,7 +221,7 @@ def weight_bytes(decoder, kind="float32"):
     a matrix whose values are all float16 numbers as float16: small_gemm.py)."""
     import torch
 
-    from fairseq_fast import small_gemm
+    from fairseq_fast.kernels import small_gemm
 
     total = 0
     for name, p in decoder.named_parameters(remove_duplicate=False):
@@ -260,8 +260,8 @@ def build_generator(engine, task, target, cfg, draft, vocab, beam, draft_len):
     from omegaconf import open_dict
 
     from benchmark import stock_generator
-    from fairseq_fast.bild_generator import BiLDSequenceGenerator
-    from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
+    from fairseq_fast.generators.bild import BiLDSequenceGenerator
+    from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 
     gen_cfg = copy.deepcopy(cfg.generation)
     with open_dict(gen_cfg):
@@ -286,8 +286,8 @@ def rss_probe_main(job_path):
 
     import fairseq_fast  # noqa: F401
     from benchmark import batches, decode_all, load_target
-    from fairseq_fast.draft_loading import load_draft
-    from fairseq_fast.draft_vocab import shortlist
+    from fairseq_fast.speculative.draft_loading import load_draft
+    from fairseq_fast.speculative.draft_vocab import shortlist
 
     with open(job_path) as f:
         job = json.load(f)
@@ -396,8 +396,8 @@ def speculative_figures(spec, timers, gamma, default_seconds, spec_seconds):
 # -- one scale ------------------------------------------------------------------------------
 def run_scale(factor, args, folder, reference):
     from benchmark import CallTimer, batches, load_target, step_costs
-    from fairseq_fast.draft_loading import load_draft
-    from fairseq_fast.draft_vocab import shortlist
+    from fairseq_fast.speculative.draft_loading import load_draft
+    from fairseq_fast.speculative.draft_vocab import shortlist
 
     path = widened_target(factor, args.target)
     ct2_dir = None if args.no_ct2 else ct2_model(factor, path)

@@ -10,8 +10,9 @@ from unittest import mock
 import pytest
 import torch
 
-from fairseq_fast import beam_search, small_gemm
-from fairseq_fast.beam_search import NO_EOS, NO_RULE, ONLY_EOS, candidates, candidates_torch
+from fairseq_fast.generators import beam_search
+from fairseq_fast.kernels import small_gemm
+from fairseq_fast.generators.beam_search import NO_EOS, NO_RULE, ONLY_EOS, candidates, candidates_torch
 
 needs_kernel = pytest.mark.skipif(not small_gemm.available(), reason="kernels not buildable here")
 PAD, EOS = 1, 2

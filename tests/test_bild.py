@@ -10,10 +10,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairseq_fast.acceptance import BiLDRollback, GreedyAcceptance
-from fairseq_fast.bild_generator import BiLDSequenceGenerator
+from fairseq_fast.speculative.acceptance import BiLDRollback, GreedyAcceptance
+from fairseq_fast.generators.bild import BiLDSequenceGenerator
 from fairseq_fast.errors import UserError
-from fairseq_fast.step_rules import StepRules
+from fairseq_fast.decoding.step_rules import StepRules
 from model_factory import language_model, prompt_batch, source_batch, translation_model
 from test_speculative_equality import (DICT, SETTINGS, TASK, compare, generation, model_shapes,
                                         translation_case)

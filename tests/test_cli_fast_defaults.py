@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from fairseq_fast import small_gemm
-from fairseq_fast.packed_linear import onednn_available
+from fairseq_fast.kernels import small_gemm
+from fairseq_fast.kernels.packed_linear import onednn_available
 from test_cli import assert_same, interactive_input, run
 
 

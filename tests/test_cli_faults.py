@@ -66,7 +66,7 @@ def test_batches_cover_every_index(max_sentences, max_tokens):
     import numpy as np
     from fairseq.data import data_utils
 
-    from fairseq_fast.batching import keep_last_batch
+    from fairseq_fast.cli.batching import keep_last_batch
 
     original = getattr(data_utils.batch_by_size, "__wrapped__", data_utils.batch_by_size)
     sizes = np.array([2 + (i * 7) % 11 for i in range(101)], dtype=np.int64)

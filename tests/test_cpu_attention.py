@@ -7,8 +7,9 @@ it end to end against stock."""
 import pytest
 import torch
 
-from fairseq_fast import cpu_attention, small_gemm
-from fairseq_fast.lean_decoder import LeanDecoder, _attend
+from fairseq_fast.kernels import cpu_attention
+from fairseq_fast.kernels import small_gemm
+from fairseq_fast.decoding.lean_decoder import LeanDecoder, _attend
 from model_factory import DummyTask, make_dictionary, source_batch, translation_model
 
 needs_kernel = pytest.mark.skipif(not small_gemm.available(),

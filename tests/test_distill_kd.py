@@ -66,7 +66,7 @@ def test_a_step_on_the_kl_moves_the_draft_toward_the_teacher(kd):
 
 def test_export_of_a_kd_draft_loads_without_the_user_dir(kd, tiny_pair, tmp_path):
     from export_demo_models import slim
-    from fairseq_fast.draft_loading import load_draft
+    from fairseq_fast.speculative.draft_loading import load_draft
 
     _, models, sample, task = kd
     state = torch.load(os.path.join(tiny_pair, "draft.pt"), weights_only=False)

@@ -206,7 +206,7 @@ def test_wrong_data_folder_with_many_ranks_is_one_line(tiny_pair):
 def test_plan_cuts_whole_batches_by_tokens_and_queues_longest_first():
     import numpy as np
 
-    from fairseq_fast import chunks
+    from fairseq_fast.cli import chunks
 
     batches = [np.arange(i * 4, i * 4 + 4) for i in range(6)]
     lengths = np.repeat([2, 3, 5, 8, 13, 21], 4)  # sorted by length, as fairseq's batches are
@@ -227,7 +227,7 @@ def test_merged_bleu_statistics_equal_one_scorer():
     import numpy as np
     from fairseq.scoring import bleu
 
-    from fairseq_fast import chunks
+    from fairseq_fast.cli import chunks
 
     rng = np.random.default_rng(0)
     pairs = []

@@ -7,10 +7,10 @@ that the draft really proposes nothing outside the shortlist.
 import pytest
 import torch
 
-from fairseq_fast.draft_vocab import shortlist
+from fairseq_fast.speculative.draft_vocab import shortlist
 from fairseq_fast.errors import UserError
-from fairseq_fast.lean_decoder import LeanDecoder
-from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
+from fairseq_fast.decoding.lean_decoder import LeanDecoder
+from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 from model_factory import DummyTask, make_dictionary, source_batch, translation_model
 
 DICT = make_dictionary(10)  # 4 special symbols + w0 .. w9

@@ -14,7 +14,7 @@ from fairseq.data import Dictionary
 from fairseq.models import FairseqEncoder, FairseqEncoderDecoderModel, FairseqIncrementalDecoder
 
 import fairseq_fast  # noqa: F401
-from fairseq_fast.fast_generator import FastSequenceGenerator
+from fairseq_fast.generators.fast import FastSequenceGenerator
 from test_fast_defaults import Task, gen_args
 
 EOS, W1, W2 = 2, 4, 5

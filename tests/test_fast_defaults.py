@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fairseq_fast  # noqa: F401  (applies the overrides)
-from fairseq_fast.decoder_state import DecoderState
-from fairseq_fast.fast_ensemble import FastEnsembleModel
-from fairseq_fast.fast_generator import FastSequenceGenerator, VectorisedNGramBlock
-from fairseq_fast.lean_decoder import LeanDecoder
+from fairseq_fast.decoding.decoder_state import DecoderState
+from fairseq_fast.decoding.ensemble import FastEnsembleModel
+from fairseq_fast.generators.fast import FastSequenceGenerator, VectorisedNGramBlock
+from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from model_factory import (language_model, make_dictionary, prompt_batch, source_batch,
                            translation_model)
 from test_speculative_equality import ReferenceNGramBlock, model_shapes
@@ -163,7 +163,7 @@ def test_sentences_leaving_the_batch_at_different_steps(monkeypatch, eos_bias, b
     leave the batch at several different steps while others go on, and every hypothesis,
     score and attention still equals stock's (the random models of the property tests mostly
     run every sentence to max_len)."""
-    from fairseq_fast import beam_search
+    from fairseq_fast.generators import beam_search
 
     finishing_steps = []
     real = beam_search._finalize
@@ -330,7 +330,7 @@ def test_switches_give_fairseq_its_own_parts(monkeypatch):
     assert not no_linear.model.lean[0].linear.enabled
     # plain beam search runs the own loop (beam_search.py); --no-fast-beam and other searches
     # run fairseq's _generate
-    from fairseq_fast import beam_search
+    from fairseq_fast.generators import beam_search
     loops = []
     real = beam_search.generate
     monkeypatch.setattr(beam_search, "generate", lambda *a, **k: loops.append(1) or real(*a, **k))
@@ -379,8 +379,9 @@ def test_vectorised_blocker_bans_exactly_the_rule(n, rows):
     and the kernel in float32: each bans exactly what the rule names."""
     from unittest import mock
 
-    from fairseq_fast import ngram_blocker, small_gemm
-    from fairseq_fast.ngram_blocker import block_last_ngrams, reference_banned
+    from fairseq_fast.decoding import ngram_blocker
+    from fairseq_fast.kernels import small_gemm
+    from fairseq_fast.decoding.ngram_blocker import block_last_ngrams, reference_banned
 
     step = min(len(r) for r in rows) - 1
     tokens = torch.full((len(rows), 20), DICT.pad(), dtype=torch.long)
@@ -408,7 +409,7 @@ def test_blocker_at_several_positions_per_row(n, seed):
     buffer longer than every step (later slots hold other tokens, which must be ignored);
     both ways of comparing (n-1)-grams (packed integers; token by token, taken when
     vocab**(n-1) would overflow int64) give the rule."""
-    from fairseq_fast.ngram_blocker import _suffix_marks, block_repeated_ngrams, reference_banned
+    from fairseq_fast.decoding.ngram_blocker import _suffix_marks, block_repeated_ngrams, reference_banned
 
     g = torch.Generator().manual_seed(seed)
     rows, length, m, vocab = 3, 12, 3, 8

@@ -7,9 +7,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fairseq_fast import small_gemm
-from fairseq_fast.fused_layer import FusedLayers, layer_supported
-from fairseq_fast.lean_decoder import LeanDecoder
+from fairseq_fast.kernels import small_gemm
+from fairseq_fast.decoding.fused_layer import FusedLayers, layer_supported
+from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from model_factory import (DummyTask, language_model, make_dictionary, source_batch,
                            translation_model)
 
@@ -218,7 +218,7 @@ def test_changed_weights_are_used(change):
 def test_encoder_layers_in_one_call_match_fairseqs_encoder(normalize_before, lengths):
     """FusedEncoder: fairseq's encoder-output dict, encoder_out within float32 rounding (source
     padding masked, padded positions zeroed as fairseq does), the other entries equal."""
-    from fairseq_fast.fused_layer import FusedEncoder, encode
+    from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
     model = translation_model(TASK, layers=1, enc_layers=2, dim=64, heads=4, ffn=128,
                               normalize_before=normalize_before, seed=len(lengths),
                               dtype=torch.float32)
@@ -244,8 +244,8 @@ def test_encoder_batches_larger_than_one_call_run_in_calls_of_whole_sentences(mo
     """A batch of more tokens than one call takes (KERNEL_MAX_ROWS) runs in calls of whole
     sentences: the same bits as one call over the whole batch, close to fairseq's encoder; a
     sentence longer than a call takes fairseq's encoder."""
-    from fairseq_fast import fused_layer
-    from fairseq_fast.fused_layer import FusedEncoder, encode
+    from fairseq_fast.decoding import fused_layer
+    from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
     model = translation_model(TASK, layers=1, enc_layers=2, dim=64, heads=4, ffn=128,
                               normalize_before=True, seed=4, dtype=torch.float32)
     lengths = [9, 4, 7, 9, 2, 8] * 6  # 36 sentences x 10 positions: 360 rows, 16 per call
@@ -273,7 +273,7 @@ def test_encoder_batches_larger_than_one_call_run_in_calls_of_whole_sentences(mo
 
 def test_encoder_falls_back_where_not_usable():
     """float64 (the equality tests' dtype), no encoder (language models), unsupported layers."""
-    from fairseq_fast.fused_layer import FusedEncoder, encode
+    from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
     model = translation_model(TASK, layers=1, dim=32, heads=4, ffn=64)  # float64
     linear = LeanDecoder(model.decoder).linear
     fused = FusedEncoder.build(model.encoder, linear)
@@ -302,7 +302,7 @@ def test_encoder_falls_back_where_not_usable():
 def test_encoder_layers_with_different_head_counts():
     """Each layer's scratch K/V has that layer's own head layout."""
     from fairseq.modules import MultiheadAttention
-    from fairseq_fast.fused_layer import FusedEncoder, encode
+    from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
     model = translation_model(TASK, layers=1, enc_layers=2, dim=64, heads=4, ffn=128,
                               dtype=torch.float32)
     torch.manual_seed(5)

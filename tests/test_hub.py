@@ -6,7 +6,7 @@ import torch
 from fairseq.models.transformer import TransformerModel
 
 import fairseq_fast
-from fairseq_fast import draft_loading
+from fairseq_fast.speculative import draft_loading
 from fairseq_fast.errors import UserError
 
 

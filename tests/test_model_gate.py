@@ -30,11 +30,12 @@ from fairseq.tasks import FairseqTask
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fairseq_fast import draft_loading, model_gate
-from fairseq_fast.bild_generator import BiLDSequenceGenerator
-from fairseq_fast.fast_ensemble import FastEnsembleModel
-from fairseq_fast.fused_layer import FusedEncoder
-from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
+from fairseq_fast.speculative import draft_loading
+from fairseq_fast.decoding import model_gate
+from fairseq_fast.generators.bild import BiLDSequenceGenerator
+from fairseq_fast.decoding.ensemble import FastEnsembleModel
+from fairseq_fast.decoding.fused_layer import FusedEncoder
+from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 from model_factory import make_dictionary, prompt_batch, source_batch
 from test_cli import assert_same as assert_same_cli
 from test_cli import run
@@ -228,7 +229,8 @@ def test_layerdrop_sampling_reads_stocks_random_stream(dtype):
     """A LayerDrop decoder and encoder draw random numbers at every forward pass, also in eval;
     the fast path draws the same ones at the same points (in float32 the encoder runs on the C
     layers), so sampling with a seed gives stock's samples; without the draws it does not."""
-    from fairseq_fast import fast_ensemble, fused_layer
+    from fairseq_fast.decoding import ensemble as fast_ensemble
+    from fairseq_fast.decoding import fused_layer
 
     c = dict(lm=False, layers=2, heads=2, normalize_before=False, learned_pos=False,
              no_positions=False, layernorm_embedding=False, no_scale_embedding=False,

@@ -7,11 +7,11 @@ import torch
 import torch.nn.functional as F
 from fairseq.sequence_generator import SequenceGenerator
 
-from fairseq_fast import small_gemm
-from fairseq_fast.fast_generator import FastDefaults, FastSequenceGenerator
-from fairseq_fast.packed_linear import (KERNEL_MAX_ROWS, KERNEL_MIN_WEIGHT, MIN_WEIGHT, WIDE,
+from fairseq_fast.kernels import small_gemm
+from fairseq_fast.generators.fast import FastDefaults, FastSequenceGenerator
+from fairseq_fast.kernels.packed_linear import (KERNEL_MAX_ROWS, KERNEL_MIN_WEIGHT, MIN_WEIGHT, WIDE,
                                         PackedLinear, onednn_available)
-from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
+from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 from model_factory import DummyTask, make_dictionary, source_batch, translation_model
 
 needs_onednn = pytest.mark.skipif(not onednn_available(), reason="torch without oneDNN")
@@ -281,15 +281,15 @@ def test_kernel_that_cannot_be_built_is_a_warning_and_packed_linear_falls_back(t
     import subprocess
     import sys
     code = ("import logging, torch; logging.basicConfig(level=logging.INFO)\n"
-            "from fairseq_fast import small_gemm\n"
-            "from fairseq_fast.packed_linear import PackedLinear\n"
+            "from fairseq_fast.kernels import small_gemm\n"
+            "from fairseq_fast.kernels.packed_linear import PackedLinear\n"
             "assert not small_gemm.available()\n"
             "r = PackedLinear().route(torch.zeros(5, 256), torch.zeros(1024, 256))\n"
             "assert r != 'kernel', r\n"
             "with torch.no_grad():\n"
             "    y = PackedLinear()(torch.ones(5, 256), torch.ones(1024, 256))\n"
             "assert float(y[0, 0]) == 256.0\n"
-            "from fairseq_fast import cpu_attention\n"
+            "from fairseq_fast.kernels import cpu_attention\n"
             "assert not cpu_attention.usable(torch.zeros(1, 1, 1, 16))\n")
     env = {**__import__("os").environ, "CC": str(tmp_path / "no-such-cc"),
            "FAIRSEQ_FAST_CACHE": str(tmp_path / "cache")}

@@ -180,7 +180,7 @@ def test_broken_pipe_ends_run(tiny_pair, tmp_path):
 
 STOPPED_WITH_BUSY_THREAD = """
 import threading, time, torch
-from fairseq_fast.async_cli import RunStopped
+from fairseq_fast.cli.async_cli import RunStopped
 from fairseq_fast.errors import install_excepthook
 install_excepthook()
 def busy():  # like fairseq's data-loader thread (a daemon) collating the next batches

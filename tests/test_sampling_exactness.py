@@ -15,9 +15,9 @@ from fairseq import search
 from fairseq.sequence_generator import SequenceGenerator
 from scipy.stats import chisquare
 
-from fairseq_fast.acceptance import RejectionSampling, Verdict, cumulate
-from fairseq_fast.draft_vocab import shortlist
-from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
+from fairseq_fast.speculative.acceptance import RejectionSampling, Verdict, cumulate
+from fairseq_fast.speculative.draft_vocab import shortlist
+from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 from model_factory import DummyTask, make_dictionary, source_batch, translation_model
 
 DICT = make_dictionary(8)

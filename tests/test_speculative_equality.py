@@ -11,9 +11,9 @@ from fairseq.sequence_generator import SequenceGenerator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fairseq_fast.draft_vocab import shortlist
-from fairseq_fast.ngram_blocker import reference_banned
-from fairseq_fast.speculative_generator import SpeculativeSequenceGenerator
+from fairseq_fast.speculative.draft_vocab import shortlist
+from fairseq_fast.decoding.ngram_blocker import reference_banned
+from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 from model_factory import (DummyTask, language_model, make_dictionary, prompt_batch,
                            source_batch, translation_model)
 
@@ -155,8 +155,8 @@ def test_drafts_of_a_row_end_at_its_first_eos():
     EOS (all k if none), each row on its own, and drafting stops once every row has ended. EOS is
     forced by the length rule (min_len = max_len = 4: EOS nowhere before step 4, only EOS from
     there), so rows with 4, 3 and 1 committed tokens end after 2, 3 and (past k = 4) 4 drafts."""
-    from fairseq_fast.proposer import DraftModelProposer
-    from fairseq_fast.step_rules import StepRules
+    from fairseq_fast.speculative.proposer import DraftModelProposer
+    from fairseq_fast.decoding.step_rules import StepRules
 
     model = translation_model(TASK, layers=1, seed=3)
     rules = StepRules(pad=DICT.pad(), unk=DICT.unk(), eos=DICT.eos(), max_len=4, min_len=4)

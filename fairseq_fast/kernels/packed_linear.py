@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from fairseq_fast import small_gemm
+from fairseq_fast.kernels import small_gemm
 
 logger = logging.getLogger("fairseq_fast")
 

@@ -25,12 +25,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fairseq_fast import cpu_attention
-from fairseq_fast.decoder_state import DecoderState
+from fairseq_fast.kernels import cpu_attention
+from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.errors import UserError
-from fairseq_fast.fused_layer import FusedLayers
-from fairseq_fast.model_gate import all_layers, decoder_refusal
-from fairseq_fast.packed_linear import PackedLinear
+from fairseq_fast.decoding.fused_layer import FusedLayers
+from fairseq_fast.decoding.model_gate import all_layers, decoder_refusal
+from fairseq_fast.kernels.packed_linear import PackedLinear
 
 
 def check_supported(decoder: nn.Module) -> None:

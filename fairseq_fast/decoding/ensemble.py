@@ -24,10 +24,10 @@ import torch
 from fairseq.sequence_generator import EnsembleModel, EnsembleModelWithAlignment
 from torch import Tensor
 
-from fairseq_fast.decoder_state import DecoderState
-from fairseq_fast.fused_layer import FusedEncoder, encode
-from fairseq_fast.lean_decoder import LeanDecoder
-from fairseq_fast.model_gate import ensemble_refusal, layerdrop_draws, log_once
+from fairseq_fast.decoding.decoder_state import DecoderState
+from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
+from fairseq_fast.decoding.lean_decoder import LeanDecoder
+from fairseq_fast.decoding.model_gate import ensemble_refusal, layerdrop_draws, log_once
 
 STATE = "fairseq_fast"  # key of our DecoderState in fairseq's per-model incremental-state dict
 INITIAL_CAPACITY = 32  # decoder inputs; doubles when needed

@@ -23,7 +23,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from fairseq_fast import small_gemm
+from fairseq_fast.kernels import small_gemm
 
 
 def usable(q: Tensor) -> bool:

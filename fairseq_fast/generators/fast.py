@@ -5,7 +5,7 @@ Not a new search: fairseq's own `_generate` loop, search strategies and finalisa
 unchanged, except for plain beam search on the fast cache (below). Five parts are swapped, each
 behind its flag:
 
-    --no-fast-cache    FastEnsembleModel (fast_ensemble.py): lean decoder, in-place K/V cache,
+    --no-fast-cache    FastEnsembleModel (decoding/ensemble.py): lean decoder, in-place K/V cache,
                        encoder K/V once per source, minimal reorders
     --no-fast-prefill  forced prefixes through the decoder in one pass (needs the fast cache)
     --no-fast-linear   the lean decoder's matmuls on F.linear instead of the small-matrix
@@ -25,10 +25,10 @@ import torch
 from fairseq.sequence_generator import SequenceGenerator, SequenceGeneratorWithAlignment
 from torch import Tensor, nn
 
-from fairseq_fast import beam_search
+from fairseq_fast.generators import beam_search
 from fairseq_fast.errors import RunError
-from fairseq_fast.fast_ensemble import FastEnsembleModel, fast_ensemble
-from fairseq_fast.ngram_blocker import block_last_ngrams
+from fairseq_fast.decoding.ensemble import FastEnsembleModel, fast_ensemble
+from fairseq_fast.decoding.ngram_blocker import block_last_ngrams
 
 logger = logging.getLogger("fairseq_fast")
 

@@ -18,7 +18,7 @@ from typing import List, Optional
 import torch
 from torch import Tensor
 
-from fairseq_fast import small_gemm
+from fairseq_fast.kernels import small_gemm
 
 
 def block_last_ngrams(lprobs: Tensor, tokens: Tensor, n: int) -> Tensor:

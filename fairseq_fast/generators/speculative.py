@@ -15,110 +15,19 @@ Greedy output (beam 1) is token for token what fairseq's SequenceGenerator produ
 target alone; scores and positional scores are the target's, computed as stock computes them.
 Sampling output has exactly the target's distribution (rejection sampling).
 """
-from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 import torch
 from torch import Tensor, nn
 
-from fairseq_fast.acceptance import GreedyAcceptance, RejectionSampling
+from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
+from fairseq_fast.decoding.lean_decoder import LeanDecoder
+from fairseq_fast.decoding.step_rules import StepRules
 from fairseq_fast.errors import UserError
-from fairseq_fast.fused_layer import FusedEncoder, encode
-from fairseq_fast.lean_decoder import LeanDecoder
-from fairseq_fast.proposer import DraftModelProposer
-from fairseq_fast.step_rules import StepRules
-
-
-@dataclass
-class SpecStats:
-    """Counters over a generator's lifetime (summed over batches)."""
-    target_calls: int = 0  # verify passes (each serves every unfinished row of a batch)
-    draft_calls: int = 0  # draft decoder passes
-    row_rounds: int = 0  # (row, verify pass) pairs
-    proposed: int = 0  # draft tokens offered for verification (sum of per-row gamma)
-    accepted: int = 0  # draft tokens kept
-    rejected: int = 0  # (row, verify pass) pairs that rejected a draft (at most one each)
-    committed: int = 0  # tokens written (kept drafts + the target's own), EOS included
-    sentences: int = 0
-
-    @property
-    def alpha(self) -> float:
-        """Leviathan et al.'s acceptance rate: the chance that a draft token is kept given that
-        the ones before it were. Each verified position is one trial: a kept draft is a success,
-        the first rejection of a window a failure; drafts after a rejection are never tried.
-        (accepted / proposed, the share of drafts kept, is lower and is not this alpha.)"""
-        return self.accepted / max(self.accepted + self.rejected, 1)
-
-    @property
-    def kept_share(self) -> float:
-        return self.accepted / max(self.proposed, 1)
-
-    @property
-    def tokens_per_target_call(self) -> float:
-        return self.committed / max(self.row_rounds, 1)
-
-    def summary(self) -> str:
-        return (f"speculative decoding: {self.sentences} sentences, target calls "
-                f"{self.target_calls}, draft calls {self.draft_calls}, mean accepted tokens per "
-                f"target call {self.tokens_per_target_call:.2f}, acceptance rate alpha "
-                f"{self.alpha:.3f}, drafts kept {100 * self.kept_share:.1f}%")
-
-
-class AdaptiveDraftLength:
-    """Per-row gamma: a window cap that follows HF's heuristic, and a cost-aware stop inside it.
-
-    Cap (HF transformers' "heuristic" schedule, per row): +2 after a window whose drafts were all
-    kept, -1 otherwise, within [1, maximum].
-
-    Stop: the draft's probability for each token it proposes estimates the chance the target
-    keeps it (a draft distilled from the target's outputs is trained to be exactly that), so the
-    product over the window so far estimates P(every draft so far is kept). One more draft step
-    costs c (a draft step relative to a verify pass) and adds that product's worth of expected
-    tokens; it pays while the product exceeds c times the tokens a unit of cost currently buys
-    (a running average). A row stops drafting there; the batch stops when every row has, or
-    reached its cap. HF's own confidence stop is a fixed threshold (0.4); this one follows c and
-    the measured throughput."""
-
-    discards_last = False  # a stopping row still offers the token it just proposed
-
-    def __init__(self, initial: int, maximum: int, cost_ratio: float):
-        self.initial, self.maximum = initial, maximum
-        self.cost_ratio = cost_ratio
-        self.throughput = 1.0  # committed tokens per unit of cost (a verify pass = 1), running
-
-    def start(self, batch: int, device) -> Tensor:
-        return torch.full((batch,), self.initial, dtype=torch.long, device=device)
-
-    def stop(self, prob: Tensor, product: Tensor) -> Tensor:
-        """Rows whose next draft step is not worth its cost (see the class docstring)."""
-        return product < self.cost_ratio * self.throughput
-
-    def update(self, cap: Tensor, offered: Tensor, accepted: Tensor, steps: int,
-               committed: int) -> Tensor:
-        """cap [B] this round's caps, offered [B] drafts verified per row (<= cap), accepted [B];
-        steps = draft steps run, committed = tokens the batch gained. Returns next round's caps."""
-        per_row = committed / max(cap.numel(), 1)
-        self.throughput = 0.8 * self.throughput + 0.2 * per_row / (1 + steps * self.cost_ratio)
-        grown = torch.where(accepted == offered, cap + 2, cap - 1)
-        return grown.clamp(1, self.maximum)
-
-
-def step_cost(decoder: nn.Module, vocab: Optional[Tensor] = None) -> float:
-    """Relative cost of one decoder step: a fixed overhead per layer (kernel launches and Python,
-    which dominate small models) plus the multiply-adds of the weights a step reads (the output
-    projection or adaptive softmax included, tied to the embeddings or not, only its `vocab`
-    rows when given; the embedding lookup excluded), in units of one 1024 x 1024 matmul."""
-    per_layer_overhead = 0.5
-    weights = {id(p): p.numel() for p in decoder.parameters()}
-    for p in decoder.embed_tokens.parameters():  # a lookup (adaptive input: a small one)
-        weights.pop(id(p), None)
-    if getattr(decoder, "adaptive_softmax", None) is not None:  # all of it, for a distribution
-        weights.update({id(p): p.numel() for p in decoder.adaptive_softmax.parameters()})
-    projection = getattr(decoder, "output_projection", None)
-    if projection is not None:
-        rows = projection.weight.size(0) if vocab is None else vocab.numel()
-        weights[id(projection.weight)] = rows * projection.weight.size(1)
-    return len(decoder.layers) * per_layer_overhead + sum(weights.values()) / 2 ** 20
+from fairseq_fast.speculative.acceptance import GreedyAcceptance, RejectionSampling
+from fairseq_fast.speculative.proposer import DraftModelProposer
+from fairseq_fast.speculative.stats import SpecStats
+from fairseq_fast.speculative.stop_rules import AdaptiveDraftLength, step_cost
 
 
 class SpeculativeSequenceGenerator(nn.Module):

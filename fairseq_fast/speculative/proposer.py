@@ -18,10 +18,10 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from fairseq_fast.decoder_state import DecoderState
-from fairseq_fast.fused_layer import FusedEncoder, encode
-from fairseq_fast.lean_decoder import LeanDecoder
-from fairseq_fast.step_rules import StepRules
+from fairseq_fast.decoding.decoder_state import DecoderState
+from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
+from fairseq_fast.decoding.lean_decoder import LeanDecoder
+from fairseq_fast.decoding.step_rules import StepRules
 
 
 class DraftModelProposer:

@@ -211,7 +211,7 @@ class ScoreStats:
         if self.fields is None:
             self.pairs.extend(_wire_pairs(scored))
             return
-        from fairseq_fast.postprocess import add_to_scorer
+        from fairseq_fast.cli.postprocess import add_to_scorer
 
         add_to_scorer(self.scorer, scored)
 

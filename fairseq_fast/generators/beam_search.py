@@ -30,9 +30,9 @@ import torch
 from fairseq import search
 from torch import Tensor
 
-from fairseq_fast import small_gemm
+from fairseq_fast.kernels import small_gemm
 from fairseq_fast.errors import RunError
-from fairseq_fast.fast_ensemble import FastEnsembleModel
+from fairseq_fast.decoding.ensemble import FastEnsembleModel
 
 NO_RULE, ONLY_EOS, NO_EOS = 0, 1, 2  # the length rule of a step (beam_step.c's `mode`)
 MAX_CANDIDATES = 64  # the kernel's per-sentence top-k buffer

@@ -21,8 +21,8 @@ from fairseq.logging import progress_bar
 from fairseq.logging.meters import StopwatchMeter, TimeMeter
 
 from fairseq_fast.errors import UserError
-from fairseq_fast.pipeline import Pipeline
-from fairseq_fast.postprocess import (GenerateLines, InteractiveLines, add_to_scorer, originals,
+from fairseq_fast.cli.pipeline import Pipeline
+from fairseq_fast.cli.postprocess import (GenerateLines, InteractiveLines, add_to_scorer, originals,
                                       pack_generated, pack_interactive)
 
 

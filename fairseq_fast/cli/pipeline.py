@@ -29,7 +29,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, List, Optional, Tuple
 
-from fairseq_fast.output import describe, silence
+from fairseq_fast.cli.output import describe, silence
 
 KILL_ENV = "FAIRSEQ_FAST_TEST_KILL_WORKER"
 

@@ -12,7 +12,7 @@ token the small model wrote since its last call:
     rollback  in that pass, at the first small token whose cross-entropy under the large model
               exceeds the rollback threshold (and that is not the large model's own choice),
               the rest of the run is dropped and the large model's token replaces it
-In the speculative loop's terms (speculative_generator.py) the small model is the proposer with a
+In the speculative loop's terms (speculative.py) the small model is the proposer with a
 stop rule that withdraws its last token (FallbackPolicy), the window is at most max-small-steps
 long, and the acceptance rule is acceptance.BiLDRollback; cache, verify pass, rollback and
 batching are the loop's. Each row has its own window, fallbacks and rollbacks, so a row's output
@@ -22,46 +22,12 @@ Not exact by design: the output is the large model's greedy output when the roll
 is 0 (every disagreement rolled back) or the fallback threshold is 1 (the large model writes every
 token). Greedy only.
 """
-from dataclasses import dataclass
-
-import torch
-from torch import Tensor
-
-from fairseq_fast.acceptance import BiLDRollback
 from fairseq_fast.errors import UserError
-from fairseq_fast.speculative_generator import SpecStats, SpeculativeSequenceGenerator
-
-
-class FallbackPolicy:
-    """Stop rule for the proposer: a row falls back to the large model when the small model's
-    probability for the token it just proposed (its argmax, so its largest) is below the
-    threshold; that token is withdrawn. At threshold 1 every token falls back: a softmax
-    probability is below 1 even where float32 rounds it to 1.0."""
-
-    discards_last = True
-
-    def __init__(self, threshold: float):
-        self.threshold = threshold
-
-    def stop(self, prob: Tensor, product: Tensor) -> Tensor:
-        if self.threshold >= 1.0:
-            return torch.ones_like(prob, dtype=torch.bool)
-        return prob < self.threshold
-
-
-@dataclass
-class BiLDStats(SpecStats):
-    fallbacks: int = 0  # (row, large call) pairs caused by a low-confidence small token
-
-    @property
-    def small_share(self) -> float:
-        """Share of the output written by the small model (kept small-model tokens)."""
-        return self.accepted / max(self.committed, 1)
-
-    def summary(self) -> str:
-        return (f"BiLD: {self.sentences} sentences, large-model calls {self.target_calls}, "
-                f"small-model calls {self.draft_calls}, fallbacks {self.fallbacks}, rollbacks "
-                f"{self.rejected}, tokens by the small model {100 * self.small_share:.1f}%")
+from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
+from fairseq_fast.options import check_thresholds
+from fairseq_fast.speculative.acceptance import BiLDRollback
+from fairseq_fast.speculative.stats import BiLDStats
+from fairseq_fast.speculative.stop_rules import FallbackPolicy
 
 
 class BiLDSequenceGenerator(SpeculativeSequenceGenerator):
@@ -88,12 +54,3 @@ class BiLDSequenceGenerator(SpeculativeSequenceGenerator):
             last = drafts.gather(1, (offered - 1).clamp(min=0)[:, None]).squeeze(1)
             short &= ~((offered > 0) & (last == self.eos))
         self.stats.fallbacks += int(short.sum())
-
-
-def check_thresholds(fallback: float, rollback: float, max_small_steps: int) -> None:
-    if not 0.0 <= fallback <= 1.0:
-        raise UserError(f"--bild-fallback-threshold must be in [0, 1] (got {fallback})")
-    if not rollback >= 0.0:
-        raise UserError(f"--bild-rollback-threshold must be >= 0 (got {rollback})")
-    if int(max_small_steps) != max_small_steps or max_small_steps < 1:
-        raise UserError(f"--bild-max-small-steps must be an integer >= 1 (got {max_small_steps})")

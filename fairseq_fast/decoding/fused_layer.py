@@ -32,10 +32,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fairseq_fast import small_gemm
-from fairseq_fast.decoder_state import DecoderState
-from fairseq_fast.model_gate import all_layers, encoder_refusal, layerdrop_draws, log_once
-from fairseq_fast.packed_linear import KERNEL_MAX_ROWS
+from fairseq_fast.kernels import small_gemm
+from fairseq_fast.decoding.decoder_state import DecoderState
+from fairseq_fast.decoding.model_gate import all_layers, encoder_refusal, layerdrop_draws, log_once
+from fairseq_fast.kernels.packed_linear import KERNEL_MAX_ROWS
 
 _i64, _i32, _f32, _ptr = ctypes.c_int64, ctypes.c_int32, ctypes.c_float, ctypes.c_void_p
 

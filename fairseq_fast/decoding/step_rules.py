@@ -16,7 +16,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from fairseq_fast.ngram_blocker import block_repeated_ngrams
+from fairseq_fast.decoding.ngram_blocker import block_repeated_ngrams
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from fairseq_fast.step_rules import sampling_distribution
+from fairseq_fast.decoding.step_rules import sampling_distribution
 
 
 @dataclass

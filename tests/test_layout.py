@@ -1,0 +1,87 @@
+"""The package's layers, and that imports point only downward.
+
+    top         __init__.py, overrides.py, generate.py   what fairseq and users call
+    cli         the command-line tools' side
+    generators  what build_generator returns
+    speculative the draft model's pieces
+    decoding    the lean decoder, its cache, fairseq's EnsembleModel on it, the model gate
+    kernels     the C kernels and their Python side
+    base        errors.py, options.py, checkpoints.py, paths.py
+
+A module may import from its own layer and the layers below it, never from a layer above
+(function-level imports included).
+"""
+import ast
+import os
+
+import fairseq_fast
+
+PACKAGE = os.path.dirname(fairseq_fast.__file__)
+LAYERS = ["base", "kernels", "decoding", "speculative", "generators", "cli", "top"]
+BASE = {"errors", "options", "checkpoints", "paths"}
+TOP = {"__init__", "overrides", "generate"}
+
+
+def layer(module: str) -> str:
+    """'fairseq_fast.decoding.lean_decoder' -> 'decoding'"""
+    parts = module.split(".")[1:]
+    if not parts:
+        return "top"
+    if parts[0] in LAYERS:
+        return parts[0]
+    if parts[0] in BASE:
+        return "base"
+    if parts[0] in TOP:
+        return "top"
+    raise AssertionError(f"{module} is in no layer")
+
+
+def modules():
+    for folder, _, files in os.walk(PACKAGE):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                rel = os.path.relpath(path, os.path.dirname(PACKAGE))[:-3].replace(os.sep, ".")
+                yield rel[:-len(".__init__")] if rel.endswith(".__init__") else rel, path
+
+
+def imported(tree: ast.AST):
+    """fairseq_fast modules a module imports (`from fairseq_fast.x import y` names x, or x.y when
+    y is a module)"""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and (
+                node.module == "fairseq_fast" or node.module.startswith("fairseq_fast.")):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                is_module = os.path.exists(os.path.join(
+                    os.path.dirname(PACKAGE), *full.split("."))) or os.path.exists(
+                    os.path.join(os.path.dirname(PACKAGE), *full.split(".")) + ".py")
+                yield full if is_module else node.module
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("fairseq_fast"):
+                    yield alias.name
+
+
+def test_every_module_is_in_a_layer():
+    for name, _ in modules():
+        layer(name)
+
+
+def test_imports_point_only_downward():
+    upward = []
+    for name, path in modules():
+        with open(path) as f:
+            tree = ast.parse(f.read())
+        own = LAYERS.index(layer(name))
+        for target in imported(tree):
+            if LAYERS.index(layer(target)) > own:
+                upward.append(f"{name} ({layer(name)}) imports {target} ({layer(target)})")
+    assert not upward, "\n".join(upward)
+
+
+def test_the_check_sees_an_upward_import():
+    tree = ast.parse("def f():\n    from fairseq_fast.generators import fast\n")
+    targets = list(imported(tree))
+    assert targets == ["fairseq_fast.generators.fast"]
+    assert LAYERS.index(layer(targets[0])) > LAYERS.index(layer("fairseq_fast.kernels.x"))
