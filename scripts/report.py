@@ -25,9 +25,9 @@ its own process, each writing its JSON into --out:
 
 then merges what is in --out into report.json, plots docs/report.png, prints the summary table
 and writes docs/benchmarks.md: one table per benchmark JSON in --out, under a header naming the
-CPU, the torch / fairseq / CTranslate2 versions, the commit and the date the benchmarks ran
-(recorded in --out as NAME.env.json when each one starts). A rerun replaces the file whole; never
-edit it by hand. When --out holds a full (not --quick) run of every benchmark the README's
+CPU, the torch / fairseq / CTranslate2 versions and the date the benchmarks ran (recorded in
+--out as NAME.env.json when each one starts, with the commit, which stays out of the docs). A
+rerun replaces the file whole; never edit it by hand. When --out holds a full (not --quick) run of every benchmark the README's
 headline table needs, that table (between its `<!-- figures:start -->` / `<!-- figures:end -->`
 markers) is rewritten from the same JSONs, so the README only quotes figures this script wrote.
 
@@ -62,7 +62,7 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "100"], ["--sentenc
                                                                         "--repeats", "1"]),
          ("speculative", "benchmark.py", ["--sentences", "100"], ["--sentences", "24",
                                                                    "--repeats", "1"]),
-         ("bild", "benchmark_bild.py", ["--bleu-sentences", "400", "--speed-sentences", "60"],
+         ("bild", "benchmark_bild.py", ["--bleu-sentences", "250", "--speed-sentences", "60"],
           ["--bleu-sentences", "40", "--speed-sentences", "12", "--repeats", "1"]),
          ("defaults", "benchmark_defaults.py", ["--sentences", "256"],
           ["--sentences", "32", "--repeats", "1"]),
@@ -73,7 +73,7 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "100"], ["--sentenc
          ("latency", "benchmark_latency.py", ["--sentences", "1131"],
           ["--sentences", "40", "--repeats", "1"]),
          ("scale", "benchmark_scale.py", ["--sentences", "40", "--batch-sentences", "96",
-                                          "--identical-sentences", "200"],
+                                          "--identical-sentences", "100"],
           ["--sentences", "3", "--batch-sentences", "16", "--identical-sentences", "16",
            "--repeats", "1", "--png", os.path.join(ROOT, "work", "scale-quick.png")]),
          ("distributed", "benchmark_distributed.py", ["--sentences", "1131"],
@@ -218,8 +218,7 @@ def print_tables(report):
 
 
 # -- docs/benchmarks.md -----------------------------------------------------------------------
-ENV_KEYS = ("cpu", "isa", "physical_cores", "logical_cpus", "torch", "fairseq", "ctranslate2",
-            "commit")
+ENV_KEYS = ("cpu", "isa", "physical_cores", "logical_cpus", "torch", "fairseq", "ctranslate2")
 
 
 def load_environments(out):
@@ -415,8 +414,8 @@ def markdown(report, envs, png=None, md=MARKDOWN, bild_png=None):
              "| | |", "|---|---|",
              f"| CPU | {env['cpu']} ({env['isa']}), {cores}{env['logical_cpus']} logical CPUs |",
              f"| torch | {env['torch']} |", f"| fairseq | {env['fairseq']} |",
-             f"| CTranslate2 | {env['ctranslate2']} |", f"| commit | {env['commit']}{note} |",
-             f"| date | {dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else "") + " |",
+             f"| CTranslate2 | {env['ctranslate2']} |",
+             f"| date | {dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else "") + f"{note} |",
              "| run | " + ("`--quick`: fewer sentences and repeats, a smoke run whose figures are "
                           "noisy" if quick else "full") + " |", "",
              "The demo pair (`user_dir_examples/bible_es_en`: a 256-dim target with 4 encoder "
@@ -517,7 +516,7 @@ def headline(report):
                   f"1, each engine in its own process: speculative `fairseq-generate` runs at "
                   f"{latency['ratio']:.2f}x CTranslate2's sentences/s.", "",
               f"Float32 on CPU ({threads} threads), the demo pair in `user_dir_examples/`. The "
-              f"machine, the versions, the commit and every table: "
+              f"machine, the versions and every table: "
               f"[docs/benchmarks.md](docs/benchmarks.md)."]
     return "\n".join(lines)
 

@@ -103,16 +103,13 @@ HISTORY = [
      "a commit hash"),
 ]
 # the demo corpus and its dictionaries are data, not prose; this file holds the patterns'
-# examples; docs/benchmarks.md names the commit its figures came from by design (report.py)
+# examples
 SKIPPED = re.compile(r"^(user_dir_examples/bible_es_en/|tests/test_docs\.py$)")
-COMMIT_ALLOWED = {"docs/benchmarks.md"}
 
 
 def history_problems(path, text):
     found = []
     for pattern, what in HISTORY:
-        if what == "a commit hash" and path in COMMIT_ALLOWED:
-            continue
         for m in pattern.finditer(text):
             line = text.count("\n", 0, m.start()) + 1
             found.append(f"{path}:{line}: {what}: {m.group(0)!r}")
@@ -159,8 +156,8 @@ def test_history_check_ignores_ordinary_text(text):
     assert history_problems("x.py", text) == []
 
 
-def test_benchmarks_md_may_name_its_commit():
-    assert history_problems("docs/benchmarks.md", "| commit | 8cf7ceb-dirty |") == []
+def test_a_commit_hash_is_history_in_benchmarks_md_too():
+    assert history_problems("docs/benchmarks.md", "| commit | 8cf7ceb-dirty |") != []
 
 
 # -- docs/benchmarks.md and the README's headline table -------------------------------------
@@ -198,9 +195,10 @@ def test_markdown_has_the_header_and_one_section_per_benchmark(tmp_path, monkeyp
                            {"defaults": dict(ENV, command="python scripts/benchmark_defaults.py"),
                             "toy": ENV}, md=md)
     for fact in ("Test CPU @ 1 GHz (AVX2), 2 cores, 2 logical CPUs", "| torch | 2.13.0 |",
-                 "| fairseq | 0.12.3.1 |", "| CTranslate2 | 4.8.5 |", "| commit | abc1234-dirty |",
+                 "| fairseq | 0.12.3.1 |", "| CTranslate2 | 4.8.5 |",
                  "| date | 2030-01-02 03:04 UTC |", "| run | full |"):
         assert fact in text
+    assert "abc1234" not in text  # the commit is in NAME.env.json, never in the docs
     assert text.count("\n## ") == 2
     assert "## defaults: " in text and "\n## toy\n" in text
     # benchmark_defaults.py's own table, with the blank lines markdown needs around it
@@ -226,7 +224,7 @@ def test_write_only_rewrites_the_file_whole(tmp_path):
                            "--readme", str(readme)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     text = md.read_text()
-    assert "stale hand edit" not in text and "| commit | abc1234-dirty |" in text
+    assert "stale hand edit" not in text and "| CTranslate2 | 4.8.5 |" in text
     assert "![every feature against stock fairseq](../r.png)" in text
     assert "old" in readme.read_text()  # one benchmark is not a full run: README untouched
 
