@@ -50,7 +50,7 @@ from fairseq_fast.cli import chunks
 from fairseq_fast.cli.async_cli import _load, _prepare, _seed_and_device
 from fairseq_fast.cli.distributed import Ranks
 from fairseq_fast.errors import EXIT_CODE, UserError
-from fairseq_fast.options import postprocess_workers
+from fairseq_fast.options import carry_into, postprocess_workers
 from fairseq_fast.cli.output import describe
 from fairseq_fast.cli.pipeline import Pipeline
 from fairseq_fast.cli.postprocess import GenerateLines, Packed, originals, pack_generated
@@ -105,7 +105,6 @@ def add_args(parser) -> None:
 
 
 def build_parser():
-
     parser = options.get_generation_parser()
     # as fairseq_cli.generate.cli_main does (for tasks that read model arguments)
     parser.add_argument("--arch", "-a", metavar="ARCH", default="wav2vec2",
@@ -132,8 +131,6 @@ class Job:
 
 
 def _parse(argv):
-
-
     captured = io.StringIO()
     try:
         with contextlib.redirect_stderr(captured):
@@ -145,7 +142,7 @@ def _parse(argv):
         message = lines[-1] if lines else f"bad command line (status {e.code})"
         raise UserError(message.split(": error: ", 1)[-1]) from None
     sys.stderr.write(captured.getvalue())
-    cfg = convert_namespace_to_omegaconf(args)
+    cfg = carry_into(convert_namespace_to_omegaconf(args), args)
     if cfg.common_eval.path is None:
         raise UserError("--path required for generation")
     if cfg.generation.sampling and cfg.generation.nbest != cfg.generation.beam:
@@ -168,8 +165,6 @@ def _parse(argv):
 
 
 def set_up(argv, ranks) -> Job:
-
-
     job = Job()
     job.args, cfg = _parse(argv)
     job.cfg = cfg
@@ -361,13 +356,11 @@ def batch_seed(seed: int, first_id: int) -> int:
 
 def generate_share(job, ranks, plan, folder) -> dict:
     """Take chunks from the queue until it is empty; record each. Returns this rank's figures."""
-
-
     cfg, task = job.cfg, job.task
     plan_chunks = [chunks.Chunk(i, *c) for i, c in enumerate(plan["chunks"])]
     recorder = chunks.Recorder(folder, ranks.rank, job.new_scorer)
     lines = ChunkLines(job.lines)
-    workers = postprocess_workers()
+    workers = postprocess_workers(job.cfg)
     pipeline = (Pipeline(workers, lines, _NoOutput(), recorder.on_item) if workers else None)
     emit = pipeline.put if pipeline else (lambda packed: recorder.on_item(lines(packed)[1]))
     sampler = ClaimedBatches(ranks, plan["queue"], plan_chunks, job.batches, job.dataset)

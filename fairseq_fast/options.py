@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 from typing import Optional
 
 from fairseq.dataclass import FairseqDataclass
+from omegaconf import open_dict
 
 from fairseq_fast.errors import UserError
 
@@ -90,32 +91,44 @@ class FastGenerationConfig(FairseqDataclass):
 NAMES = tuple(f.name for f in fields(FastGenerationConfig) if not f.name.startswith("_"))
 DEFAULTS = FastGenerationConfig()
 
-# values given on the command line of this process (set by overrides.parse_args_and_arch)
-_cli_values: dict = {}
+# set on a generation config built from fairseq-generate's / fairseq-interactive's command line
+FROM_COMMAND_LINE = "fairseq_fast_command_line"
 
 
-def remember_cli(args) -> None:
-    _cli_values.clear()
-    _cli_values.update({n: getattr(args, n) for n in NAMES if hasattr(args, n)})
+def carry_into(cfg, args):
+    """fairseq's converted config `cfg` (convert_namespace_to_omegaconf(args)), with our flags of
+    the command line `args` copied into cfg.generation, which build_generator receives (fairseq's
+    GenerationConfig has no fields for them, so the conversion drops them) and marked as coming
+    from a command line. Returns cfg."""
+    with open_dict(cfg):
+        for name in NAMES:
+            if hasattr(args, name):
+                cfg.generation[name] = getattr(args, name)
+        cfg.generation[FROM_COMMAND_LINE] = True
+    return cfg
+
+
+def from_command_line(gen_args) -> bool:
+    """Whether a generation config came from a generation tool's command line (carry_into)."""
+    return bool(getattr(gen_args, FROM_COMMAND_LINE, False))
 
 
 def resolve(gen_args) -> FastGenerationConfig:
-    """Our options for one build_generator call: keyword arguments the hub put on the
-    generation config win, then this process's command line, then defaults."""
+    """Our options for one build_generator call, from the generation config it receives: the
+    command line's flags (carry_into) or the keyword arguments a hub call put on it, defaults for
+    the rest."""
     values = {}
     for name in NAMES:
         given = getattr(gen_args, name, None) if gen_args is not None else None
-        if given is None:
-            given = _cli_values.get(name)
         values[name] = getattr(DEFAULTS, name) if given is None else given
     cfg = FastGenerationConfig(**values)
     validate(cfg)
     return cfg
 
 
-def postprocess_workers() -> int:
-    """--postprocess-workers of this process's command line (0 when not given)."""
-    return int(_cli_values.get("postprocess_workers") or 0)
+def postprocess_workers(cfg) -> int:
+    """--postprocess-workers of a generation tool's config (0 when not given)."""
+    return int(getattr(cfg.generation, "postprocess_workers", None) or 0)
 
 
 def validate(cfg: FastGenerationConfig) -> None:
@@ -153,6 +166,51 @@ def validate(cfg: FastGenerationConfig) -> None:
     elif int(cfg.draft_len) > MAX_DRAFT_LEN:
         raise UserError(f"--draft-len must be at most {MAX_DRAFT_LEN} (got {cfg.draft_len}): "
                         "all K drafted tokens are kept only with probability alpha^K")
+
+
+def check_generation_args(args, cfg, extra_gen_cls_kwargs=None,
+                          prefix_allowed_tokens_fn=None) -> None:
+    """Refuse, with one line, every generation option the speculative and BiLD generators
+    cannot honour (fairseq's generation config `args`, our resolved `cfg`)."""
+    g = lambda name, default=None: getattr(args, name, default)  # noqa: E731
+    name = f"--generator {cfg.generator}"
+    path, temperature = g("path") or "", g("temperature")
+    check_draft_generator(name, models=len(path.split(os.pathsep)) if path else 1,
+                          beam_size=g("beam", 5),
+                          temperature=1.0 if temperature is None else temperature,
+                          sampling=g("sampling", False), bild=cfg.generator == "bild")
+    if g("nbest", 1) != 1:
+        raise UserError(f"{name} supports --nbest 1 only (got {g('nbest')})")
+    refused = [
+        (g("constraints"), "--constraints"),
+        ((g("diverse_beam_groups", -1) or -1) > 0, "--diverse-beam-groups"),
+        ((g("diversity_rate", -1) or -1) > -1, "--diversity-rate"),
+        (g("match_source_len", False), "--match-source-len"),
+        (g("print_alignment"), "--print-alignment"),
+        (g("score_reference", False), "--score-reference"),
+        (g("lm_path"), "--lm-path (LM fusion)"),
+        (extra_gen_cls_kwargs and extra_gen_cls_kwargs.get("lm_model") is not None, "LM fusion"),
+        (prefix_allowed_tokens_fn is not None, "prefix_allowed_tokens_fn"),
+    ]
+    for bad, what in refused:
+        if bad:
+            raise UserError(f"{name} does not support {what}")
+
+
+def check_draft_generator(name: str, models: int, beam_size: int, temperature: float,
+                          sampling: bool, bild: bool, draft_len: int = 1) -> None:
+    """What the speculative loop itself needs (generators/speculative.py checks its arguments
+    here too, for callers that build it directly)."""
+    if models != 1:
+        raise UserError(f"{name} takes one target model in --path, got an ensemble of {models}")
+    if beam_size != 1:
+        raise UserError(f"{name} needs --beam 1 (got --beam {beam_size})")
+    if temperature <= 0:
+        raise UserError(f"{name} does not support --temperature <= 0 (got {temperature})")
+    if bild and sampling:
+        raise UserError(f"{name} does not support --sampling (BiLD is greedy only)")
+    if int(draft_len) != draft_len or draft_len < 1:
+        raise UserError(f"--draft-len must be an integer >= 1 (got {draft_len})")
 
 
 def check_thresholds(fallback: float, rollback: float, max_small_steps: int) -> None:

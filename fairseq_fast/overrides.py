@@ -12,10 +12,13 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                                                                   --no-fast-{cache,ngram,prefill,
                                                                   linear,beam}
     remember_flags     fairseq.options.parse_args_and_arch        checks those flags (one-line
-                                                                  errors) and keeps their values;
-                                                                  refuses --fp16 on a CPU, a
-                                                                  --max-len-b below --min-len and
-                                                                  a missing --path (cli/checks.py)
+                       and, in fairseq_cli.generate /             errors); refuses --fp16 on a
+                       interactive when they parse their          CPU, a --max-len-b below
+                       command line, the                          --min-len and a missing --path
+                       convert_namespace_to_omegaconf they        (cli/checks.py); the flags'
+                       call                                       values go into cfg.generation,
+                                                                  which build_generator receives
+                                                                  (options.carry_into)
     build_generator    FairseqTask.build_generator                --generator speculative builds
                                                                   SpeculativeSequenceGenerator,
                                                                   --generator bild
@@ -72,6 +75,7 @@ import atexit
 import logging
 import os
 import sys
+from argparse import Namespace
 
 from fairseq_fast import checkpoints, errors, options
 from fairseq_fast.cli import checks as cli_checks
@@ -114,7 +118,6 @@ def _parse_args_and_arch(original):
     def parse_args_and_arch(parser, *args, **kwargs):
         parsed = original(parser, *args, **kwargs)
         if hasattr(parsed, "generator"):
-            options.remember_cli(parsed)
             cfg = options.resolve(parsed)
             cli_checks.check(parsed)
             _replace_cli_mains()
@@ -123,7 +126,7 @@ def _parse_args_and_arch(original):
                 raise UserError(f"--postprocess-workers needs the 'pipeline' override, which "
                                 f"{OFF_ENV} switches off")
             if cfg.generator != "default":
-                check_generation_args(parsed, cfg)
+                options.check_generation_args(parsed, cfg)
                 from fairseq.tasks import TASK_REGISTRY, FairseqTask
 
                 task_cls = TASK_REGISTRY.get(getattr(parsed, "task", None))
@@ -137,43 +140,16 @@ def _parse_args_and_arch(original):
 
 
 # -- generator choice ------------------------------------------------------------------------
-def check_generation_args(args, cfg, extra_gen_cls_kwargs=None, prefix_allowed_tokens_fn=None):
-    """Refuse, with one line, every generation option the speculative and BiLD generators
-    cannot honour."""
-    g = lambda name, default=None: getattr(args, name, default)  # noqa: E731
-    name = f"--generator {cfg.generator}"
-    if g("beam", 5) != 1:
-        raise UserError(f"{name} needs --beam 1 (got --beam {g('beam')})")
-    if g("nbest", 1) != 1:
-        raise UserError(f"{name} supports --nbest 1 only (got {g('nbest')})")
-    refused = [
-        (g("constraints"), "--constraints"),
-        ((g("diverse_beam_groups", -1) or -1) > 0, "--diverse-beam-groups"),
-        ((g("diversity_rate", -1) or -1) > -1, "--diversity-rate"),
-        (g("match_source_len", False), "--match-source-len"),
-        (g("print_alignment"), "--print-alignment"),
-        (g("score_reference", False), "--score-reference"),
-        (g("lm_path"), "--lm-path (LM fusion)"),
-        (extra_gen_cls_kwargs and extra_gen_cls_kwargs.get("lm_model") is not None, "LM fusion"),
-        (prefix_allowed_tokens_fn is not None, "prefix_allowed_tokens_fn"),
-        (len(g("path", "").split(os.pathsep)) > 1 if g("path") else False, "an ensemble in --path"),
-        ((g("temperature", 1.0) or 1.0) <= 0, "--temperature <= 0"),
-        (cfg.generator == "bild" and g("sampling", False), "--sampling (BiLD is greedy only)"),
-    ]
-    for bad, what in refused:
-        if bad:
-            raise UserError(f"{name} does not support {what}")
-
-
 def _build_generator(original):
     def build_generator(self, models, args, seq_gen_cls=None, extra_gen_cls_kwargs=None,
                         prefix_allowed_tokens_fn=None):
         cfg = options.resolve(args)
-        if getattr(args, "postprocess_workers", None):
+        if cfg.postprocess_workers and not options.from_command_line(args):
             raise UserError("postprocess_workers is a fairseq-generate / fairseq-interactive "
                             "option (--postprocess-workers), not a generation setting")
         if cfg.generator != "default" and seq_gen_cls is None:
-            check_generation_args(args, cfg, extra_gen_cls_kwargs, prefix_allowed_tokens_fn)
+            options.check_generation_args(args, cfg, extra_gen_cls_kwargs,
+                                          prefix_allowed_tokens_fn)
             generator = build_draft_generator(self, models, args, cfg)
             if generator is not None:
                 return generator
@@ -216,8 +192,6 @@ def build_draft_generator(task, models, args, cfg):
     from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 
     models = list(models)
-    if len(models) != 1:
-        raise UserError(f"--generator {cfg.generator} takes one model in --path, got {len(models)}")
     g = lambda name, default: getattr(args, name, default)  # noqa: E731
     draft = load_draft(task, cfg.draft_path, models[0])
     for role, model in (("target", models[0]), ("draft", draft)):
@@ -248,7 +222,7 @@ def build_draft_generator(task, models, args, cfg):
                                   cfg.draft_vocab_counts),
             sampling_topk=g("sampling_topk", -1), sampling_topp=g("sampling_topp", -1.0),
             **common)
-    if options._cli_values:  # a command-line run: print the summary beside fairseq's at exit
+    if options.from_command_line(args):  # print the summary beside fairseq's at exit
         atexit.register(_summary_after_success, generator)
     return generator
 
@@ -264,7 +238,7 @@ def _summary_after_success(generator) -> None:
 # -- post-processing pipeline ----------------------------------------------------------------
 def _generate_main(original):
     def _main(cfg, output_file):
-        workers = options.postprocess_workers()
+        workers = options.postprocess_workers(cfg)
         if workers == 0:
             from fairseq_fast.cli.output import guarded
 
@@ -281,22 +255,31 @@ def _generate_main(original):
 
 def _interactive_main(original):
     def main(cfg):
-        workers = options.postprocess_workers()
+        if isinstance(cfg, Namespace):
+            from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+            cfg = _convert(convert_namespace_to_omegaconf)(cfg)
+        workers = options.postprocess_workers(cfg)
         if workers == 0:
             from fairseq_fast.cli.output import guarded_stdout
 
             with guarded_stdout():
                 return original(cfg)
-        from argparse import Namespace
-
-        from fairseq.dataclass.utils import convert_namespace_to_omegaconf
         from fairseq_fast.cli import async_cli
 
-        if isinstance(cfg, Namespace):
-            cfg = convert_namespace_to_omegaconf(cfg)
         return async_cli.interactive(cfg, workers)
 
     return main
+
+
+def _convert(original):
+    """convert_namespace_to_omegaconf as the generation tools call it: our flags go along in
+    cfg.generation (options.carry_into), so build_generator reads them from the config it gets."""
+    def convert_namespace_to_omegaconf(args):
+        cfg = original(args)
+        return options.carry_into(cfg, args) if hasattr(args, "generator") else cfg
+
+    return convert_namespace_to_omegaconf
 
 
 def _replace_cli_mains():
@@ -305,11 +288,14 @@ def _replace_cli_mains():
     it before it parses the command line (and calls this)."""
     generate = sys.modules.get("fairseq_cli.generate")
     if generate is not None:
+        _replace(generate, "convert_namespace_to_omegaconf", _convert, "remember_flags:generate")
         _replace(generate, "_main", _generate_main, "pipeline")
     interactive = sys.modules.get("fairseq_cli.interactive")
     if interactive is not None:
         from fairseq_fast.cli import interactive_input
 
+        _replace(interactive, "convert_namespace_to_omegaconf", _convert,
+                 "remember_flags:interactive")
         _replace(interactive, "main", _interactive_main, "pipeline:interactive")
         _replace(interactive, "buffered_read", interactive_input.read_lines, "interactive_input")
         _replace(interactive, "make_batches", interactive_input.checked_batches,

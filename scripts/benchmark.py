@@ -238,7 +238,7 @@ def main():
             sampling=opts.get("sampling", False), temperature=opts.get("temperature", 1.0),
             adaptive_draft_len="adaptive" in opts, draft_vocab=opts.get("vocab"))
         if opts.get("adaptive") in ADAPTIVE_RULES:
-            spec.adaptive.__class__ = ADAPTIVE_RULES[opts["adaptive"]]
+            spec.schedule.__class__ = ADAPTIVE_RULES[opts["adaptive"]]  # its stop rule too
         t_stock, t_spec, agree = [], [], None
         # c as it is inside a real run (each model's weights evicted from cache by the other's)
         drafting = CallTimer().wrap(spec.proposer, "propose")

@@ -22,6 +22,8 @@ its own process, each writing its JSON into --out:
                                         GB/s against the measured memory bandwidth, peak RSS
     distributed  benchmark_distributed.py  one job on 1 and 2 processes (torchrun); the scaling
                                         model
+    compile      benchmark_compile.py   a decoder step: the C kernels vs torch.compile (Inductor,
+                                        freezing) vs eager torch, demo and x4, 1 and 32 rows
 
 then merges what is in --out into report.json, plots docs/report.png, prints the summary table
 and writes docs/benchmarks.md: one table per benchmark JSON in --out, under a header naming the
@@ -58,26 +60,29 @@ README = os.path.join(ROOT, "README.md")
 FIGURES_START, FIGURES_END = "<!-- figures:start -->", "<!-- figures:end -->"
 
 #            name          script                   full arguments                   --quick
-SUITE = [("engines", "benchmark_engines.py", ["--sentences", "100"], ["--sentences", "24",
+SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentences", "24",
                                                                         "--repeats", "1"]),
-         ("speculative", "benchmark.py", ["--sentences", "100"], ["--sentences", "24",
+         ("speculative", "benchmark.py", ["--sentences", "60"], ["--sentences", "24",
                                                                    "--repeats", "1"]),
-         ("bild", "benchmark_bild.py", ["--bleu-sentences", "250", "--speed-sentences", "60"],
+         ("bild", "benchmark_bild.py", ["--bleu-sentences", "120", "--speed-sentences", "60"],
           ["--bleu-sentences", "40", "--speed-sentences", "12", "--repeats", "1"]),
-         ("defaults", "benchmark_defaults.py", ["--sentences", "256"],
+         ("defaults", "benchmark_defaults.py", ["--sentences", "128"],
           ["--sentences", "32", "--repeats", "1"]),
-         ("linear", "benchmark_linear.py", ["--sentences", "60"],
+         ("linear", "benchmark_linear.py", ["--sentences", "40"],
           ["--sentences", "12", "--repeats", "2"]),
-         ("pipeline", "benchmark_pipeline.py", ["--sentences", "400"],
+         ("pipeline", "benchmark_pipeline.py", ["--sentences", "200"],
           ["--sentences", "64", "--repeats", "1"]),
-         ("latency", "benchmark_latency.py", ["--sentences", "1131"],
+         ("latency", "benchmark_latency.py", ["--sentences", "300"],
           ["--sentences", "40", "--repeats", "1"]),
-         ("scale", "benchmark_scale.py", ["--sentences", "40", "--batch-sentences", "96",
-                                          "--identical-sentences", "100"],
+         ("scale", "benchmark_scale.py", ["--factors", "1,4", "--sentences", "20",
+                                          "--batch-sentences", "64",
+                                          "--identical-sentences", "48"],
           ["--sentences", "3", "--batch-sentences", "16", "--identical-sentences", "16",
            "--repeats", "1", "--png", os.path.join(ROOT, "work", "scale-quick.png")]),
-         ("distributed", "benchmark_distributed.py", ["--sentences", "1131"],
-          ["--sentences", "64", "--repeats", "1"])]
+         ("distributed", "benchmark_distributed.py", ["--sentences", "400"],
+          ["--sentences", "64", "--repeats", "1"]),
+         ("compile", "benchmark_compile.py", ["--repeats", "7"],
+          ["--models", "demo", "--rows", "1", "--repeats", "1", "--steps", "2"])]
 
 
 def command(name, out, quick, ct2_threads=None):

@@ -11,10 +11,11 @@ import pytest
 import torch
 
 from fairseq_fast.generators import beam_search
-from fairseq_fast.kernels import small_gemm
+from fairseq_fast.kernels import loader
 from fairseq_fast.generators.beam_search import NO_EOS, NO_RULE, ONLY_EOS, candidates, candidates_torch
 
-needs_kernel = pytest.mark.skipif(not small_gemm.available(), reason="kernels not buildable here")
+needs_kernel = pytest.mark.skipif(loader.function("bs_candidates_f32") is None,
+                                  reason="kernels not buildable here")
 PAD, EOS = 1, 2
 
 
@@ -72,8 +73,11 @@ def test_torch_rule_is_taken_where_the_kernel_is_not(monkeypatch):
     """Another dtype (float16) or a non-CPU device, or no kernel: the torch rule answers."""
     lprobs, prev = _inputs(2, 2, 40, torch.float32, 0)
     want = candidates_torch(lprobs.clone(), prev, 2, 2, 4, PAD, 3, 0.0, EOS, NO_RULE)
-    monkeypatch.setattr(small_gemm, "available", lambda: False)
-    _check(candidates(lprobs.clone(), prev, 2, 2, PAD, 3, 0.0, EOS, NO_RULE), want)
+    monkeypatch.setattr(loader, "function", lambda name: None)
+    with mock.patch.object(beam_search, "candidates_torch",
+                           wraps=beam_search.candidates_torch) as torch_rule:
+        _check(candidates(lprobs.clone(), prev, 2, 2, PAD, 3, 0.0, EOS, NO_RULE), want)
+    assert torch_rule.called
 
 
 def test_torch_rule_is_beam_search_step():

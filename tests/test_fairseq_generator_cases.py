@@ -1,20 +1,31 @@
 """fairseq's own hand-made sequence-generator cases (its tests/test_sequence_generator.py, not
 shipped by pip), rerun through the generator the plugin builds by default.
 
-A scripted decoder gives, at each step, fixed probabilities per (sentence, beam) row; the expected
-hypotheses and positional probabilities are fairseq's. The scripted decoder is not a Transformer,
-so the plugin keeps fairseq's decoding path for it (logged once) while the rest of its generator
-(FastSequenceGenerator, the n-gram blocker) is active: these cases check that nothing in the
-plugin's generator changes fairseq's search, scoring, length penalty or finalisation.
+All 17 of its cases outside the CUDA-only n-gram class:
+    TestSequenceGenerator (7), TestDiverseBeamSearch, TestDiverseSiblingsSearch,
+    TestTopPSamplingSearch (2): a scripted decoder gives, at each step, fixed probabilities per
+        (sentence, beam) row; the expected hypotheses and positional probabilities are fairseq's.
+        The scripted decoder is not a Transformer, so the plugin keeps fairseq's decoding path for
+        it (logged once) while the rest of its generator (FastSequenceGenerator, the n-gram
+        blocker) is active: these check that nothing in the plugin's generator changes fairseq's
+        search, scoring, length penalty, sampling or finalisation.
+    TestJitSequenceGenerator (3), TestExportSearch (3): torch.jit.script of a Transformer, of the
+        plugin's generator and of its ensemble (each compiles fairseq's own, with the same
+        models and settings), and of fairseq's search strategies, with the plugin loaded.
 """
+import argparse
 
 import pytest
 import torch
+from fairseq import search
 from fairseq.data import Dictionary
 from fairseq.models import FairseqEncoder, FairseqEncoderDecoderModel, FairseqIncrementalDecoder
+from fairseq.models.transformer import TransformerModel
+from fairseq.sequence_generator import SequenceGenerator
 
 import fairseq_fast  # noqa: F401
-from fairseq_fast.generators.fast import FastSequenceGenerator
+from fairseq_fast.decoding.ensemble import FastEnsembleModel
+from fairseq_fast.generators.fast import FastSequenceGenerator, VectorisedNGramBlock
 from test_fast_defaults import Task, gen_args
 
 EOS, W1, W2 = 2, 4, 5
@@ -144,3 +155,136 @@ def test_diverse_siblings_search():
             pos = torch.tensor(probs).log() - torch.tensor(rank, dtype=torch.float) * 0.5
             assert torch.allclose(hypo["positional_scores"], pos, atol=1e-4)
             assert abs(float(pos.sum() / len(probs)) - float(hypo["score"])) < 1e-5
+
+
+TOPP_TABLE = [  # fairseq's TestTopPSamplingSearch: top-1 probability 0.4, top-2 0.75
+    [[0.0, U, 1.0, 0.0]] * 4,
+    [[0.25, U, 0.4, 0.35]] * 4,
+    [[1.0, U, 0.0, 0.0]] * 4,
+]
+SOURCE = {"net_input": {"src_tokens": torch.tensor([[W1, W2, EOS], [W1, W2, EOS]]),
+                        "src_lengths": torch.tensor([2, 2])}}
+
+
+def positional(probs):
+    return torch.tensor(probs).log()
+
+
+@pytest.mark.parametrize("topp, outcomes", [
+    (0.2, [([W1, W1, EOS], [1.0, 0.4, 1.0])]),  # only the top token survives top-p
+    (0.575, [([W1, W1, EOS], [1.0, 0.4, 1.0]), ([W1, W2, EOS], [1.0, 0.35, 1.0])])])
+def test_topp_sampling_search(topp, outcomes):
+    model, d = scripted_model(TOPP_TABLE)
+    generator = Task(d).build_generator([model], gen_args(beam=2, sampling=True,
+                                                          sampling_topp=topp))
+    assert isinstance(generator, FastSequenceGenerator)
+    torch.manual_seed(0)
+    seen = set()
+    for _ in range(8):
+        for sentence in generator.forward(SOURCE):
+            for hypo in sentence:
+                tokens = hypo["tokens"].tolist()
+                probs = dict((tuple(t), p) for t, p in outcomes)[tuple(tokens)]
+                assert torch.allclose(hypo["positional_scores"], positional(probs), atol=1e-4)
+                assert abs(float(positional(probs).sum() / 3) - float(hypo["score"])) < 1e-6
+                seen.add(tuple(tokens))
+    assert len(seen) == len(outcomes)  # at the higher top-p both continuations are drawn
+
+
+class ReshapingEncoder(ScriptedEncoder):
+    """fairseq's TestReshapingEncoder: the encoder output is half as long as the source."""
+
+    def forward(self, src_tokens, src_lengths=None):
+        out = super().forward(src_tokens, src_lengths)["encoder_out"][0]
+        return {"encoder_out": [out[::2]], "encoder_padding_mask": []}
+
+
+def test_encoder_with_different_output_len():
+    d = dictionary()
+    model = FairseqEncoderDecoderModel(ReshapingEncoder(d), ScriptedDecoder(d, BEAM_TABLE))
+    generator = Task(d).build_generator([model], gen_args(beam=2, max_len_b=2))
+    for sentence in generator.forward(SOURCE):
+        for hypo in sentence:  # attention over the 2 encoder positions, per target token
+            assert hypo["attention"].shape == (2, hypo["tokens"].numel())
+
+
+class AdditionalInputEncoder(ScriptedEncoder):
+    """fairseq's TestAdditionalInputEncoder: the encoder needs an input besides the tokens."""
+
+    def forward(self, src_tokens, src_lengths=None, **kwargs):
+        assert kwargs.get("fancy_other_input") is not None
+        return super().forward(src_tokens, src_lengths)
+
+
+def test_generation_with_additional_input():
+    d = dictionary()
+    model = FairseqEncoderDecoderModel(AdditionalInputEncoder(d), ScriptedDecoder(d, BEAM_TABLE))
+    generator = Task(d).build_generator([model], gen_args(beam=2))
+    net_input = dict(SOURCE["net_input"], fancy_other_input=SOURCE["net_input"]["src_tokens"])
+    hypos = generator.forward({"net_input": net_input})
+    assert hypos[0][0]["tokens"].tolist() == [W1, EOS]
+    assert torch.allclose(hypos[0][0]["positional_scores"], positional([0.9, 1.0]), atol=1e-4)
+
+
+# -- TorchScript (fairseq's TestJitSequenceGenerator and TestExportSearch) ---------------------
+@pytest.fixture(scope="module")
+def transformer():
+    """fairseq's set-up: a Transformer of the default size with 2 encoder layers and 1 decoder
+    layer over a 100-word dictionary, random weights, and a sample of 2 sentences."""
+    d = Dictionary()
+    for i in range(100):
+        d.add_symbol(str(i), n=1000)
+    parser = argparse.ArgumentParser(argument_default=argparse.SUPPRESS)
+    TransformerModel.add_args(parser)
+    args = parser.parse_args([])
+    args.encoder_layers, args.decoder_layers = 2, 1
+    torch.manual_seed(0)
+    model = TransformerModel.build_model(args, Task(d)).eval()
+    src = torch.cat([torch.randint(3, 50, (2, 10)), torch.full((2, 1), d.eos())], dim=1)
+    sample = {"net_input": {"src_tokens": src, "src_lengths": torch.tensor([2, 10])}}
+    return model, d, sample
+
+
+def test_export_transformer(transformer):
+    model, d, _ = transformer
+    Task(d).build_generator([model], gen_args(beam=2))  # the fast path leaves the model alone
+    torch.jit.script(model)
+
+
+def test_ensemble_sequence_generator(transformer, tmp_path):
+    """The plugin's generator, scripted: fairseq's generator with the same settings and models,
+    which gives stock's output; the plugin's generator itself is unchanged."""
+    model, d, sample = transformer
+    ours = Task(d).build_generator([model], gen_args(beam=2, no_repeat_ngram_size=2,
+                                                     max_len_b=10))
+    assert isinstance(ours.model, FastEnsembleModel)
+    assert isinstance(ours.repeat_ngram_blocker, VectorisedNGramBlock)
+    scripted = torch.jit.script(ours)
+    assert scripted.original_name == "SequenceGenerator"
+    scripted.save(str(tmp_path / "generator.pt"))
+    loaded = torch.jit.load(str(tmp_path / "generator.pt"))
+    stock = SequenceGenerator([model], d, beam_size=2, no_repeat_ngram_size=2, max_len_b=10)
+    want, got = stock.forward(sample), loaded.forward(sample)
+    for want_beams, got_beams in zip(want, got):
+        for w, g in zip(want_beams, got_beams):
+            assert g["tokens"].tolist() == w["tokens"].tolist()
+            assert torch.allclose(g["positional_scores"], w["positional_scores"], atol=1e-5)
+    assert isinstance(ours.model, FastEnsembleModel)  # untouched by the scripting
+    assert isinstance(ours.repeat_ngram_blocker, VectorisedNGramBlock)
+    assert len(ours.forward(sample)) == 2
+
+
+def test_export_ensemble_model(transformer):
+    model, d, _ = transformer
+    ours = Task(d).build_generator([model], gen_args(beam=2))
+    assert isinstance(ours.model, FastEnsembleModel)
+    assert torch.jit.script(ours.model).original_name == "EnsembleModel"
+
+
+@pytest.mark.parametrize("make", [
+    lambda d: search.DiverseBeamSearch(d, num_groups=2, diversity_strength=0.0),
+    lambda d: search.Sampling(d, sampling_topp=0.2),
+    lambda d: search.DiverseSiblingsSearch(d, diversity_rate=0.5)],
+    ids=["diverse_bs", "sampling", "diverse_siblings_search"])
+def test_export_search(make):
+    torch.jit.script(make(dictionary()))

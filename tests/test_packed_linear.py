@@ -276,12 +276,12 @@ def test_float32_generation_with_packed_linears_equals_stock(seed):
 
 
 def test_kernel_that_cannot_be_built_is_a_warning_and_packed_linear_falls_back(tmp_path):
-    """No C compiler: one warning, available() is False, calls take oneDNN / F.linear (and
+    """No C compiler: one warning per library, no kernel, calls take oneDNN / F.linear (and
     attention torch's ops)."""
     import subprocess
     import sys
     code = ("import logging, torch; logging.basicConfig(level=logging.INFO)\n"
-            "from fairseq_fast.kernels import small_gemm\n"
+            "from fairseq_fast.kernels import cpu_attention, loader, small_gemm\n"
             "from fairseq_fast.kernels.packed_linear import PackedLinear\n"
             "assert not small_gemm.available()\n"
             "r = PackedLinear().route(torch.zeros(5, 256), torch.zeros(1024, 256))\n"
@@ -289,11 +289,31 @@ def test_kernel_that_cannot_be_built_is_a_warning_and_packed_linear_falls_back(t
             "with torch.no_grad():\n"
             "    y = PackedLinear()(torch.ones(5, 256), torch.ones(1024, 256))\n"
             "assert float(y[0, 0]) == 256.0\n"
-            "from fairseq_fast.kernels import cpu_attention\n"
-            "assert not cpu_attention.usable(torch.zeros(1, 1, 1, 16))\n")
+            "assert not cpu_attention.usable(torch.zeros(1, 1, 1, 16))\n"
+            "assert loader.typed('bs_candidates', torch.zeros(2, 8)) is None\n"
+            "assert loader.typed('ng_block', torch.zeros(2, 8)) is None\n")
     env = {**__import__("os").environ, "CC": str(tmp_path / "no-such-cc"),
            "FAIRSEQ_FAST_CACHE": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stderr.count("small-matrix kernel unavailable") == 1
+    assert done.stderr.count("fairseq_fast: C kernels unavailable") == 1
+    assert done.stderr.count("fairseq_fast: portable C kernels") == 1
     assert not list((tmp_path / "cache").glob("*.so"))
+
+def test_changed_private_onednn_op_means_f_linear(monkeypatch):
+    """torch's oneDNN linear ops are private: one that is gone or fails is never called."""
+    import torch.nn.functional as F
+
+    from fairseq_fast.kernels import packed_linear
+
+    def changed(*args, **kwargs):
+        raise RuntimeError("mkldnn::_linear_pointwise() expected 7 arguments")
+
+    monkeypatch.setattr(packed_linear, "_ONEDNN", None)
+    monkeypatch.setattr(torch.ops.mkldnn, "_linear_pointwise", changed, raising=False)
+    assert not packed_linear.onednn_available()
+    linear = PackedLinear(kernel=False)
+    x, w = torch.randn(4, 512), torch.randn(1024, 512)
+    assert linear.route(x, w) == "f_linear"
+    with torch.no_grad():
+        assert torch.equal(linear(x, w), F.linear(x, w))

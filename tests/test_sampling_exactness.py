@@ -144,10 +144,15 @@ def test_confidence_stopped_windows_keep_the_target_distribution(pair):
     target, draft, sample, many = pair
     table = exact_pairs(target, sample, 1.0, -1, -1.0)
     torch.manual_seed(3)
+    class UnlikelyDraft:  # a stop rule that fires on some draws, not others
+        discards_last = False
+
+        def stop(self, prob, product):
+            return prob < 0.2
+
+    # windows of 2, shortened only by the stop rule
     spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=2,
-                                        adaptive_draft_len=True, sampling=True, max_len_b=2)
-    spec.adaptive.stop = lambda prob, product: prob < 0.2  # fires on some draws, not others
-    spec.adaptive.update = lambda cap, *rest: cap  # cap fixed at 2: only stops shorten windows
+                                        sampling=True, max_len_b=2, stop_rule=UnlikelyDraft())
     got = spec.generate([target], many)
     s = spec.stats
     assert s.proposed < 2 * s.row_rounds  # some windows were cut short by the stop rule ...

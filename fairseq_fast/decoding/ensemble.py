@@ -57,6 +57,13 @@ class FastEnsembleModel(EnsembleModel):
         # on the demo target)
         self._last: List[Optional[DecoderState]] = [None] * len(models)
 
+    def __prepare_scriptable__(self):
+        """What torch.jit.script compiles in place of this ensemble: fairseq's own, on the same
+        models (the lean decoder runs Python and C that TorchScript cannot compile)."""
+        with_alignment = isinstance(self, EnsembleModelWithAlignment)
+        stock = (EnsembleModelWithAlignment if with_alignment else EnsembleModel)(self.models)
+        return stock.train(self.training)
+
     # -- encoder ------------------------------------------------------------------------------
     def forward_encoder(self, net_input):
         self._expanded, self._group, self._ahead, self._decoding = False, 1, None, False

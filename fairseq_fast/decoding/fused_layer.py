@@ -32,28 +32,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fairseq_fast.kernels import small_gemm
+from fairseq_fast.kernels import loader, small_gemm
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.model_gate import all_layers, encoder_refusal, layerdrop_draws, log_once
 from fairseq_fast.kernels.packed_linear import KERNEL_MAX_ROWS
 
-_i64, _i32, _f32, _ptr = ctypes.c_int64, ctypes.c_int32, ctypes.c_float, ctypes.c_void_p
-
-
-class _Linear(ctypes.Structure):
-    _fields_ = [("w", _ptr), ("b", _ptr), ("inp", _i64), ("out", _i64), ("half", _i32)]
-
-
-class _Norm(ctypes.Structure):
-    _fields_ = [("w", _ptr), ("b", _ptr), ("eps", _f32)]
-
-
-class _Layer(ctypes.Structure):
-    _fields_ = [("dim", _i64), ("heads", _i64), ("head_dim", _i64), ("ffn", _i64),
-                ("normalize_before", _i32), ("has_cross", _i32), ("scaling", _f32),
-                ("cross_scaling", _f32), ("norm", _Norm * 3), ("qkv", _Linear), ("out", _Linear),
-                ("cross_q", _Linear), ("cross_out", _Linear), ("fc1", _Linear),
-                ("fc2", _Linear)]
+_Linear, _Norm, _Layer = (loader.struct(name) for name in ("dl_linear", "dl_norm", "dl_layer"))
 
 
 def _plain_norm(module) -> bool:
@@ -200,7 +184,7 @@ class FusedLayers:
             return None
         b, h, n, s = probs.shape  # the mean over heads in C (torch's: ~0.2 ms at 160 rows)
         mean = probs.new_empty(b, n, s)
-        small_gemm._lib.fa_head_mean(probs.data_ptr(), b, h, n * s, mean.data_ptr())
+        loader.function("fa_head_mean")(probs.data_ptr(), b, h, n * s, mean.data_ptr())
         return mean
 
     def _state_args(self, state: DecoderState, bsz: int):
@@ -252,7 +236,7 @@ class FusedLayers:
         ffn = max(s.ffn for s in self._structs)
         work = x.new_empty(bsz * n * (2 * dim + max(3 * dim, ffn)))
         threads = torch.get_num_threads()
-        fn = small_gemm._lib.dl_layer_f32
+        fn = loader.function("dl_layer_f32")
         origin_args = (None, 0) if origin is None else (origin.data_ptr(), origin.stride(0))
         last = len(self._structs) - 1
         for i, (s, cache, cross) in enumerate(zip(self._structs, caches, crosses)):

@@ -18,7 +18,7 @@ from typing import List, Optional
 import torch
 from torch import Tensor
 
-from fairseq_fast.kernels import small_gemm
+from fairseq_fast.kernels import loader
 
 
 def block_last_ngrams(lprobs: Tensor, tokens: Tensor, n: int) -> Tensor:
@@ -28,7 +28,7 @@ def block_last_ngrams(lprobs: Tensor, tokens: Tensor, n: int) -> Tensor:
     fn = None
     if (lprobs.dim() == 2 and lprobs.stride(1) == 1 and tokens.dtype == torch.long
             and tokens.size(0) == lprobs.size(0)):
-        fn = small_gemm.typed("ng_block", lprobs)
+        fn = loader.typed("ng_block", lprobs)
     if fn is None:
         return block_repeated_ngrams(lprobs[:, None], tokens, None, n)[:, 0]
     if tokens.stride(1) != 1:

@@ -6,6 +6,9 @@ at s >= max_len, forced prefix tokens (and, outside the prefix, no EOS before mi
 blocking. `StepRules.log_probs` does the same for logits [B, m, V] whose positions have their own
 steps [B, m] (a verify pass covers m consecutive steps of each row; rows are at different steps).
 
+`edit_scores` is the part of those edits every decoding loop of the plugin shares (StepRules here,
+the beam loop's candidates_torch, which csrc/beam_step.c is tested against).
+
 `sampling_distribution` is `search.Sampling`'s top-p / top-k truncation as an explicit,
 normalised distribution, so the target (p) and the draft (q) are warped the same way.
 """
@@ -41,32 +44,45 @@ class StepRules:
         lprobs = model.get_normalized_probs((logits, None), log_probs=True, sample=None)
         # Each edit below is skipped when no position of this call can be affected by it (the
         # result is the same; a verify pass was spending more on these edits than on softmax).
-        torch.nan_to_num_(lprobs, nan=-math.inf, posinf=math.inf, neginf=-math.inf)
-        lprobs[:, :, self.pad] = -math.inf
-        if self.unk_penalty != 0:
-            lprobs[:, :, self.unk] -= self.unk_penalty
         lo, hi = (int(s) for s in torch.aminmax(steps))
-        if hi >= self.max_len:  # only EOS at max_len
-            at_max = (steps >= self.max_len)[:, :, None]
-            eos = lprobs[:, :, self.eos].clone()
-            lprobs.masked_fill_(at_max, -math.inf)
-            lprobs[:, :, self.eos] = eos
         in_zone = None
         if prefix is not None and lo < min(prefix.size(1), self.max_len):
             in_zone = (steps < prefix.size(1)) & (steps < self.max_len)
+        no_eos = None
+        if lo < self.min_len:  # no EOS before min_len (outside a forced prefix)
+            no_eos = steps < self.min_len
+            if in_zone is not None:
+                no_eos = no_eos & ~in_zone
+        edit_scores(lprobs, self.pad, self.unk, self.unk_penalty, self.eos,
+                    only_eos=steps >= self.max_len if hi >= self.max_len else None,
+                    no_eos=no_eos)
+        if in_zone is not None:  # forced prefix tokens (never at max_len: the zones differ)
             forced = prefix.gather(1, steps.clamp(max=prefix.size(1) - 1))  # [B, m]
             is_forced = in_zone & forced.ne(self.pad)
             vocab = torch.arange(lprobs.size(-1), device=lprobs.device)
             keep = vocab == forced[:, :, None]
             lprobs.masked_fill_(is_forced[:, :, None] & ~keep, -math.inf)
-        if lo < self.min_len:  # no EOS before min_len (outside a forced prefix)
-            no_eos = steps < self.min_len
-            if in_zone is not None:
-                no_eos = no_eos & ~in_zone
-            lprobs[:, :, self.eos] = lprobs[:, :, self.eos].masked_fill(no_eos, -math.inf)
         if self.no_repeat_ngram_size > 0:
             lprobs = block_repeated_ngrams(lprobs, tokens, steps, self.no_repeat_ngram_size)
         return lprobs
+
+
+def edit_scores(lprobs: Tensor, pad: int, unk: int, unk_penalty: float, eos: int,
+                only_eos: Optional[Tensor] = None, no_eos: Optional[Tensor] = None) -> Tensor:
+    """Stock's edits of log-probs [..., V], in place: NaN -> -inf, pad -> -inf, unk penalty, only
+    EOS where `only_eos` (a step at max_len), no EOS where `no_eos` (a step before min_len); the
+    masks have lprobs' shape without V (or are 0-dim: every row). Returns lprobs."""
+    torch.nan_to_num_(lprobs, nan=-math.inf, posinf=math.inf, neginf=-math.inf)
+    lprobs[..., pad] = -math.inf
+    if unk_penalty != 0:
+        lprobs[..., unk] -= unk_penalty
+    if only_eos is not None:
+        eos_scores = lprobs[..., eos].clone()
+        lprobs.masked_fill_(only_eos[..., None], -math.inf)
+        lprobs[..., eos] = eos_scores
+    if no_eos is not None:
+        lprobs[..., eos] = lprobs[..., eos].masked_fill(no_eos, -math.inf)
+    return lprobs
 
 
 def sampling_distribution(lprobs: Tensor, topk: int = -1, topp: float = -1.0) -> Tensor:

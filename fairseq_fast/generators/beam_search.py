@@ -12,7 +12,8 @@ FastEnsembleModel) this loop takes over, with the same decisions:
 
   * candidates: the edits (NaN, pad, unk penalty, max/min length), the cumulative score and the
     per-sentence top 2 x beam in one pass (csrc/beam_step.c; `candidates_torch` is the same rule
-    in torch for other devices, float types or when the kernel is not built);
+    in torch, the edits by step_rules.edit_scores, for other devices, float types or when the
+    kernel is not built);
   * EOS candidates among the first `beam` finalise hypotheses, sentences with `beam` of them
     (or at max_len) leave the batch, the first `beam` other candidates continue: fairseq's rule
     and bookkeeping (cands_to_ignore included), on [sentences, 2 x beam] tensors;
@@ -30,9 +31,11 @@ import torch
 from fairseq import search
 from torch import Tensor
 
-from fairseq_fast.kernels import small_gemm
+from fairseq_fast.kernels import loader
 from fairseq_fast.errors import RunError
+from fairseq_fast.generators import finalize
 from fairseq_fast.decoding.ensemble import FastEnsembleModel
+from fairseq_fast.decoding.step_rules import edit_scores
 
 NO_RULE, ONLY_EOS, NO_EOS = 0, 1, 2  # the length rule of a step (beam_step.c's `mode`)
 MAX_CANDIDATES = 64  # the kernel's per-sentence top-k buffer
@@ -53,14 +56,9 @@ def candidates_torch(lprobs: Tensor, prev: Optional[Tensor], sentences: int, bea
     """lprobs [sentences * beam, V] (edited in place), prev [sentences * beam] cumulative scores
     or None (step 0: only each sentence's first row is read) -> scores, beams, tokens
     [sentences, k]: what SequenceGenerator's edits followed by BeamSearch.step give."""
-    lprobs[lprobs != lprobs] = -math.inf
-    lprobs[:, pad] = -math.inf
-    lprobs[:, unk] -= unk_penalty
-    if mode == ONLY_EOS:
-        lprobs[:, :eos] = -math.inf
-        lprobs[:, eos + 1:] = -math.inf
-    elif mode == NO_EOS:
-        lprobs[:, eos] = -math.inf
+    every = torch.ones((), dtype=torch.bool, device=lprobs.device)
+    edit_scores(lprobs, pad, unk, unk_penalty, eos, only_eos=every if mode == ONLY_EOS else None,
+                no_eos=every if mode == NO_EOS else None)
     v = lprobs.size(1)
     lp = lprobs.view(sentences, beam, v)
     lp = lp[:, :1] if prev is None else lp + prev.view(sentences, beam, 1)
@@ -74,7 +72,7 @@ def candidates(lprobs: Tensor, prev: Optional[Tensor], sentences: int, beam: int
     it runs (CPU, float32/float64, kernel built)."""
     beams = 1 if prev is None else beam
     k = min(2 * beam, beams * lprobs.size(1) - 1)  # BeamSearch's k: -1 so pad is never chosen
-    fn = small_gemm.typed("bs_candidates", lprobs) if lprobs.stride(1) == 1 else None
+    fn = loader.typed("bs_candidates", lprobs) if lprobs.stride(1) == 1 else None
     if fn is None:
         return candidates_torch(lprobs, prev, sentences, beam, k, pad, unk, unk_penalty, eos,
                                 mode)
@@ -225,11 +223,9 @@ def _finalize(gen, step: int, rows: Tensor, eos_scores: Tensor, tokens: Tensor, 
     beam = gen.beam_size
     hyp_tokens = tokens.index_select(0, rows)[:, 1: step + 2]
     hyp_tokens[:, step] = gen.eos
-    pos_scores = scores.index_select(0, rows)[:, : step + 1]
-    pos_scores[:, step] = eos_scores
-    pos_scores[:, 1:] = pos_scores[:, 1:] - pos_scores[:, :-1]
-    if gen.normalize_scores:
-        eos_scores /= (step + 1) ** gen.len_penalty
+    cum = scores.index_select(0, rows)[:, : step + 1]
+    cum[:, step] = eos_scores
+    eos_scores, pos_scores = finalize.scores(cum, step, gen.normalize_scores, gen.len_penalty)
     positions = torch.div(rows, beam, rounding_mode="trunc")
     if gen.match_source_len:
         too_long = step > src_lengths.index_select(0, positions)
@@ -241,9 +237,8 @@ def _finalize(gen, step: int, rows: Tensor, eos_scores: Tensor, tokens: Tensor, 
     for i, pos in enumerate(position_list):
         hypos = finalized[sentence_of[pos]]
         if len(hypos) < beam:
-            hypos.append({"tokens": hyp_tokens[i], "score": eos_scores[i],
-                          "attention": torch.empty(0) if hyp_attn is None else hyp_attn[i],
-                          "alignment": torch.empty(0), "positional_scores": pos_scores[i]})
+            hypos.append(finalize.hypothesis(hyp_tokens[i], eos_scores[i], pos_scores[i],
+                                             None if hyp_attn is None else hyp_attn[i]))
     done = []
     for pos in sorted(set(position_list)):
         sent = sentence_of[pos]

@@ -22,35 +22,29 @@ Not exact by design: the output is the large model's greedy output when the roll
 is 0 (every disagreement rolled back) or the fallback threshold is 1 (the large model writes every
 token). Greedy only.
 """
-from fairseq_fast.errors import UserError
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
-from fairseq_fast.options import check_thresholds
+from fairseq_fast.options import check_draft_generator, check_thresholds
 from fairseq_fast.speculative.acceptance import BiLDRollback
 from fairseq_fast.speculative.stats import BiLDStats
 from fairseq_fast.speculative.stop_rules import FallbackPolicy
 
 
 class BiLDSequenceGenerator(SpeculativeSequenceGenerator):
-    name = "BiLD"
+    """SpeculativeSequenceGenerator configured as BiLD: the small model's window is at most
+    max_small_steps long and ends at a fallback, the rollback rule accepts, BiLD's counters."""
 
     def __init__(self, models, tgt_dict, small_model, fallback_threshold: float = 0.6,
                  rollback_threshold: float = 5.0, max_small_steps: int = 10,
                  sampling: bool = False, **kwargs):
+        models = list(models)
         check_thresholds(fallback_threshold, rollback_threshold, max_small_steps)
-        if sampling:
-            raise UserError("BiLD is greedy only: --sampling is not supported with "
-                            "--generator bild")
+        check_draft_generator("BiLD", models=len(models),
+                              beam_size=kwargs.get("beam_size", 1),
+                              temperature=kwargs.get("temperature", 1.0), sampling=sampling,
+                              bild=True)
+        eos = kwargs.get("eos")
         super().__init__(models, tgt_dict, draft_model=small_model, draft_len=max_small_steps,
-                         **kwargs)
-        self.draft_stop = FallbackPolicy(fallback_threshold)
-        self.acceptance = BiLDRollback(rollback_threshold)
-        self.stats = BiLDStats()
-
-    def _count(self, offered, accepted, keep, rows, gamma, drafts) -> None:
-        super()._count(offered, accepted, keep, rows, gamma, drafts)
-        # a window shorter than the cap ended in a fallback unless it ended with EOS
-        short = offered < gamma
-        if drafts.size(1) > 0:
-            last = drafts.gather(1, (offered - 1).clamp(min=0)[:, None]).squeeze(1)
-            short &= ~((offered > 0) & (last == self.eos))
-        self.stats.fallbacks += int(short.sum())
+                         acceptance=BiLDRollback(rollback_threshold),
+                         stop_rule=FallbackPolicy(fallback_threshold),
+                         stats=BiLDStats(eos=tgt_dict.eos() if eos is None else eos),
+                         name="BiLD", **kwargs)

@@ -18,16 +18,20 @@ behind its flag:
                        chosen in one pass, attention history gathered per hypothesis (needs
                        the fast cache)
 """
+import copy
 import logging
 from dataclasses import dataclass
 
 import torch
-from fairseq.sequence_generator import SequenceGenerator, SequenceGeneratorWithAlignment
+from fairseq.ngram_repeat_block import NGramRepeatBlock
+from fairseq.sequence_generator import (EnsembleModel, EnsembleModelWithAlignment,
+                                        SequenceGenerator, SequenceGeneratorWithAlignment)
 from torch import Tensor, nn
 
 from fairseq_fast.generators import beam_search
 from fairseq_fast.errors import RunError
 from fairseq_fast.decoding.ensemble import FastEnsembleModel, fast_ensemble
+from fairseq_fast.decoding.model_gate import log_once
 from fairseq_fast.decoding.ngram_blocker import block_last_ngrams
 
 logger = logging.getLogger("fairseq_fast")
@@ -78,6 +82,27 @@ class _FastMixin:
             ("vectorised n-gram blocker", isinstance(self.repeat_ngram_blocker,
                                                      VectorisedNGramBlock))) if active]
         logger.info(f"fairseq_fast: {type(self).__name__} with " + (", ".join(on) or "nothing"))
+
+    def __prepare_scriptable__(self):
+        """What torch.jit.script compiles in place of this generator: fairseq's own generator with
+        the same settings, on fairseq's ensemble and n-gram blocker (ours run Python and C that
+        TorchScript cannot compile). This generator is left as it was."""
+        log_once("torch.jit.script", "fairseq_fast: torch.jit.script compiles fairseq's own "
+                                     "SequenceGenerator (the plugin's fast paths are not "
+                                     "TorchScript)")
+        with_alignment = isinstance(self, SequenceGeneratorWithAlignment)
+        stock = copy.copy(self)
+        for registry in ("_modules", "_parameters", "_buffers"):  # shared by a shallow copy
+            setattr(stock, registry, dict(getattr(self, registry)))
+        del stock.fast
+        stock.__class__ = (SequenceGeneratorWithAlignment if with_alignment
+                           else SequenceGenerator)
+        models = self.model.models
+        stock.model = (EnsembleModelWithAlignment if with_alignment else EnsembleModel)(models)
+        stock.model.eval()
+        if isinstance(self.repeat_ngram_blocker, VectorisedNGramBlock):
+            stock.repeat_ngram_blocker = NGramRepeatBlock(self.repeat_ngram_blocker.n)
+        return stock
 
     def _set_prefix(self, prefix_tokens):
         if isinstance(self.model, FastEnsembleModel):

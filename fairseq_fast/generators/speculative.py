@@ -24,14 +24,24 @@ from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
 from fairseq_fast.errors import UserError
-from fairseq_fast.speculative.acceptance import GreedyAcceptance, RejectionSampling
+from fairseq_fast.generators import finalize
+from fairseq_fast.options import check_draft_generator
+from fairseq_fast.speculative.acceptance import (AcceptanceRule, GreedyAcceptance,
+                                                 RejectionSampling)
 from fairseq_fast.speculative.proposer import DraftModelProposer
 from fairseq_fast.speculative.stats import SpecStats
-from fairseq_fast.speculative.stop_rules import AdaptiveDraftLength, step_cost
+from fairseq_fast.speculative.stop_rules import (AdaptiveDraftLength, FixedDraftLength, StopRule,
+                                                 step_cost)
 
 
 class SpeculativeSequenceGenerator(nn.Module):
-    name = "speculative decoding"  # in error messages
+    """The strategies, each replaceable (BiLD, bild.py, is this class with other ones):
+        acceptance  what a row keeps of a verified window (acceptance.AcceptanceRule); default
+                    exact greedy, or rejection sampling with sampling=True
+        stop_rule   when a row stops drafting before its cap (stop_rules.StopRule); default none,
+                    or the cost-aware stop with adaptive_draft_len=True
+        stats       the counters (stats.SpecStats)
+    The window caps come from a schedule (stop_rules): draft_len fixed, or adaptive."""
 
     def __init__(self, models, tgt_dict, draft_model, draft_len: int = 4,
                  adaptive_draft_len: bool = False, beam_size: int = 1, max_len_a: float = 0,
@@ -40,18 +50,16 @@ class SpeculativeSequenceGenerator(nn.Module):
                  unk_penalty: float = 0.0, temperature: float = 1.0, sampling: bool = False,
                  sampling_topk: int = -1, sampling_topp: float = -1.0,
                  no_repeat_ngram_size: int = 0, eos: Optional[int] = None,
-                 draft_vocab: Optional[Tensor] = None, packed_linear: bool = True):
+                 draft_vocab: Optional[Tensor] = None, packed_linear: bool = True,
+                 acceptance: Optional[AcceptanceRule] = None,
+                 stop_rule: Optional[StopRule] = None, stats: Optional[SpecStats] = None,
+                 name: str = "speculative decoding"):
         super().__init__()
         models = list(models)
-        if len(models) != 1:
-            raise UserError(f"{self.name} takes one target model in --path, "
-                            f"got an ensemble of {len(models)}")
-        if beam_size != 1:
-            raise UserError(f"{self.name} needs --beam 1 (got --beam {beam_size})")
-        if draft_len < 1:
-            raise UserError(f"--draft-len must be >= 1 (got {draft_len})")
-        if temperature <= 0:
-            raise UserError(f"--temperature must be > 0 (got {temperature})")
+        self.name = name  # in error messages
+        check_draft_generator(name, models=len(models), beam_size=beam_size,
+                              temperature=temperature, sampling=sampling,
+                              bild=False, draft_len=draft_len)
         self.model = models[0]
         self.draft_model = draft_model
         self.target = LeanDecoder(self.model.decoder, packed=packed_linear)
@@ -60,25 +68,30 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.tgt_dict = tgt_dict
         self.pad, self.unk = tgt_dict.pad(), tgt_dict.unk()
         self.eos = tgt_dict.eos() if eos is None else eos
-        self.draft_len = draft_len
-        self.adaptive = None
+        self.schedule = FixedDraftLength(draft_len)
         if adaptive_draft_len:
             ratio = (step_cost(draft_model.decoder, draft_vocab)
                      / step_cost(self.model.decoder))
-            self.adaptive = AdaptiveDraftLength(draft_len, 2 * draft_len, min(ratio, 1.0))
-        self.draft_stop = self.adaptive  # when a row stops drafting early (proposer.py)
+            self.schedule = AdaptiveDraftLength(draft_len, 2 * draft_len, min(ratio, 1.0))
+            stop_rule = self.schedule if stop_rule is None else stop_rule
+        self.stop_rule = stop_rule
         self.max_len_a, self.max_len_b = max_len_a, max_len_b
         self.max_len = max_len or self.model.max_decoder_positions()
         self.normalize_scores, self.len_penalty = normalize_scores, len_penalty
         self.rules = StepRules(pad=self.pad, unk=self.unk, eos=self.eos, min_len=min_len,
                                unk_penalty=unk_penalty, temperature=temperature,
                                no_repeat_ngram_size=no_repeat_ngram_size)
-        self.acceptance = (RejectionSampling(sampling_topk, sampling_topp) if sampling
-                           else GreedyAcceptance())
+        if acceptance is None:
+            acceptance = (RejectionSampling(sampling_topk, sampling_topp) if sampling
+                          else GreedyAcceptance())
+        elif sampling != acceptance.needs_draft_probs:
+            raise UserError(f"{name}: sampling={sampling} does not match the acceptance rule "
+                            f"{type(acceptance).__name__}")
+        self.acceptance = acceptance
         self.proposer = DraftModelProposer(
-            draft_model, self.rules, self.acceptance if sampling else None, draft_vocab,
-            packed_linear)
-        self.stats = SpecStats()
+            draft_model, self.rules, acceptance if acceptance.needs_draft_probs else None,
+            draft_vocab, packed_linear)
+        self.stats = SpecStats() if stats is None else stats
         self.model.eval()
         self.draft_model.eval()
 
@@ -103,14 +116,12 @@ class SpeculativeSequenceGenerator(nn.Module):
                                            self.max_len - 1)
         if self.rules.min_len > max_len:
             raise UserError("min_len cannot be larger than max_len, please adjust these!")
-        k_max = self.adaptive.maximum if self.adaptive else self.draft_len
-        length = max_len + k_max + 2
+        length = max_len + self.schedule.maximum + 2
         tokens = torch.full((bsz, length), self.pad, dtype=torch.long, device=device)
         tokens[:, 0] = self.eos if bos_token is None else bos_token
         cum = torch.zeros(bsz, length, dtype=torch.float32, device=device)
         n_tokens = torch.ones(bsz, dtype=torch.long, device=device)
-        gamma = (self.adaptive.start(bsz, device) if self.adaptive
-                 else torch.full((bsz,), self.draft_len, dtype=torch.long, device=device))
+        gamma = self.schedule.start(bsz, device)  # each row's window cap
         prefix = prefix_tokens
         ids = torch.arange(bsz, device=device)  # original row of each batch row
         finalized: List[List[Dict[str, Tensor]]] = [[] for _ in range(bsz)]
@@ -124,7 +135,7 @@ class SpeculativeSequenceGenerator(nn.Module):
         while ids.numel() > 0:
             k = int(gamma.max())
             drafts, q, drafted = self.proposer.propose(tokens, n_tokens, k, prefix,
-                                                       self.draft_stop)
+                                                       self.stop_rule)
             k = drafts.size(1)  # the proposer may stop early (EOS, a stop rule)
             offered = torch.minimum(gamma, drafted)
             window = (n_tokens - 1)[:, None] + torch.arange(k + 1, device=device)[None, :]
@@ -148,10 +159,10 @@ class SpeculativeSequenceGenerator(nn.Module):
             tokens.scatter_(1, dest, torch.where(write, verdict.tokens, tokens.gather(1, dest)))
             cum.scatter_(1, dest, torch.where(write, verdict.cum_scores, cum.gather(1, dest)))
             n_tokens = n_tokens + keep
-            self._count(offered, verdict.accepted, keep, ids.numel(), gamma, drafts)
-            if self.adaptive:
-                gamma = self.adaptive.update(gamma, offered, verdict.accepted,
-                                             self.proposer.last_steps, int(keep.sum()))
+            self.stats.record(offered, verdict.accepted, keep, gamma, drafts,
+                              self.proposer.last_steps)
+            gamma = self.schedule.update(gamma, offered, verdict.accepted,
+                                         self.proposer.last_steps, int(keep.sum()))
 
             target.rollback_to(n_tokens - 1)
             self.proposer.rollback(n_tokens)
@@ -169,28 +180,8 @@ class SpeculativeSequenceGenerator(nn.Module):
                 self.proposer.select_rows(alive)
         return finalized
 
-    def _count(self, offered, accepted, keep, rows, gamma, drafts) -> None:
-        s = self.stats
-        s.target_calls += 1
-        s.draft_calls += self.proposer.last_steps
-        s.row_rounds += rows
-        s.proposed += int(offered.sum())
-        s.accepted += int(accepted.sum())
-        s.rejected += int((accepted < offered).sum())
-        s.committed += int(keep.sum())
-
     def _finalize(self, tokens: Tensor, cum: Tensor, n: int) -> Dict[str, Tensor]:
-        """A finished row: tokens[1:n] ends with EOS at step n - 2 (stock's finalize_hypos)."""
-        step = n - 2
-        pos_scores = cum[1:n].clone()
-        pos_scores[1:] = pos_scores[1:] - pos_scores[:-1]
-        score = cum[n - 1].clone()
-        if self.normalize_scores:
-            score /= (step + 1) ** self.len_penalty
-        return {
-            "tokens": tokens[1:n].clone(),
-            "score": score,
-            "attention": torch.empty(0),
-            "alignment": torch.empty(0),
-            "positional_scores": pos_scores,
-        }
+        """A finished row: tokens[1:n] ends with EOS at step n - 2."""
+        score, positional = finalize.scores(cum[None, 1:n], n - 2, self.normalize_scores,
+                                            self.len_penalty)
+        return finalize.hypothesis(tokens[1:n].clone(), score[0], positional[0])

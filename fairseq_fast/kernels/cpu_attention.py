@@ -8,8 +8,8 @@ A decoder step attends with a few queries per row over a few dozen keys. In torc
 batched matmuls, a masked fill, a softmax and the transposes around them, each a tiny op whose
 set-up costs more than its arithmetic (a [32, 5, 64] x [32, 64, 51] batched matmul is a few
 hundred thousand multiply-adds, tens of microseconds of dispatch). csrc/attention.c does the
-whole thing in one pass per (row, head), built and loaded with the small-matrix kernel
-(small_gemm.py: same compiler, cache, FAIRSEQ_FAST_SMALL_GEMM=0 switch and fallback).
+whole thing in one pass per (row, head), in the SIMD library loader.py builds (switched off with
+the other kernels by FAIRSEQ_FAST_KERNELS=0).
 
 Masks are described, not materialised: `start` [B] for causal self-attention over a cache (query
 j of row b sees keys t <= start[b] + j), `pad` [B / group, T] bool for source padding. Masked keys
@@ -23,13 +23,14 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from fairseq_fast.kernels import small_gemm
+from fairseq_fast.kernels import loader
 
 
 def usable(q: Tensor) -> bool:
     """Whether attend() takes this query: float32 on CPU, no autograd, kernel built."""
     return (q.dtype == torch.float32 and q.device.type == "cpu"
-            and not (torch.is_grad_enabled() and q.requires_grad) and small_gemm.available())
+            and not (torch.is_grad_enabled() and q.requires_grad)
+            and loader.function("fa_attend_f32") is not None)
 
 
 def attend(q: Tensor, k: Tensor, v: Tensor, start: Optional[Tensor] = None,
@@ -41,7 +42,8 @@ def attend(q: Tensor, k: Tensor, v: Tensor, start: Optional[Tensor] = None,
     s * g .. s * g + g - 1) reads row kv_rows[s] of them. With origin [B, >= T] int64, k/v
     are [R, H, T, D] cache rows and row b's key t is k[origin[b, t], :, t].
     Returns [B, n, H * D] float32."""
-    if not small_gemm.available():
+    fn = loader.function("fa_attend_f32")
+    if fn is None:
         raise RuntimeError("the attention kernel is not available (see usable())")
     b, h, n, d = q.shape
     sentences = k.size(0) if kv_rows is None else kv_rows.numel()
@@ -72,7 +74,7 @@ def attend(q: Tensor, k: Tensor, v: Tensor, start: Optional[Tensor] = None,
         if origin.stride(1) != 1:
             origin = origin.contiguous()
         origin_ptr, origin_stride = origin.data_ptr(), origin.stride(0)
-    small_gemm._lib.fa_attend_f32(
+    fn(
         q.data_ptr(), q.stride(0), q.stride(1), q.stride(2), 1.0, k.data_ptr(), v.data_ptr(),
         k.stride(0), k.stride(1), k.stride(2), out.data_ptr(), b, h, n, d, t, group, rows_ptr,
         start_ptr, pad_ptr, origin_ptr, origin_stride, None, torch.get_num_threads())

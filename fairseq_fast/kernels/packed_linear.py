@@ -47,14 +47,27 @@ _ONEDNN = None  # whether torch's oneDNN linear ops are there (checked once)
 
 
 def onednn_available() -> bool:
+    """Whether torch's oneDNN linear ops (private: torch.ops.mkldnn._reorder_linear_weight and
+    _linear_pointwise, what torch.compile's CPU freezing uses) are there and still behave as
+    this module calls them: checked once, on a small product against F.linear. Where they are
+    gone or changed, F.linear runs instead (one log line)."""
     global _ONEDNN
     if _ONEDNN is None:
+        _ONEDNN = False
         ops = getattr(torch.ops, "mkldnn", None)
-        _ONEDNN = bool(torch.backends.mkldnn.is_available() and ops is not None
-                       and hasattr(ops, "_linear_pointwise")
-                       and hasattr(ops, "_reorder_linear_weight"))
+        if (torch.backends.mkldnn.is_available() and ops is not None
+                and hasattr(ops, "_linear_pointwise") and hasattr(ops, "_reorder_linear_weight")):
+            try:
+                with torch.no_grad():
+                    x, w, b = torch.ones(2, 16), torch.full((24, 16), 0.5), torch.ones(24)
+                    packed = ops._reorder_linear_weight(w, None)
+                    y = ops._linear_pointwise(x, packed, b, "none", [], "")
+                _ONEDNN = bool(torch.equal(y, F.linear(x, w, b)))
+            except (RuntimeError, TypeError):
+                pass
         if not _ONEDNN:
-            logger.info("fairseq_fast: this torch has no oneDNN linear ops; using F.linear")
+            logger.info("fairseq_fast: torch's oneDNN linear ops are not there (or changed); "
+                        "using F.linear")
     return _ONEDNN
 
 

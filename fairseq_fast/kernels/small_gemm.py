@@ -24,35 +24,24 @@ Numerics: every output is one float32 accumulator over k in order with fused mul
 + bias, whatever the row count, thread count or instruction set; it differs from F.linear's
 summation order in the last bits (~1e-6 relative), as oneDNN's does.
 
-The C source is compiled on first use with the system C compiler (`$CC`, default `cc`) for the
-machine it runs on (-march=native: AVX-512, or AVX2 with FMA and F16C), into
-`$FAIRSEQ_FAST_CACHE` (default ~/.cache/fairseq_fast), keyed by source, compiler and CPU. Where
-that is not possible (no compiler, another architecture), `available()` is False, a warning says
-why once, and callers use oneDNN / F.linear (same outputs up to rounding, slower).
-FAIRSEQ_FAST_SMALL_GEMM=0 turns the kernel off (to compare).
+The C source is built and loaded by loader.py (the SIMD library). Where it is not there (no
+compiler, no AVX2, FAIRSEQ_FAST_KERNELS=0) or FAIRSEQ_FAST_SMALL_GEMM=0 turns this kernel alone
+off, `available()` is False and callers use oneDNN / F.linear (same outputs up to rounding,
+slower).
 """
-import ctypes
-import hashlib
 import logging
 import os
-import platform
-import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional
 
-import torch  # first: the kernel's OpenMP then binds to the libgomp torch has loaded
+import torch
 from torch import Tensor
 
-logger = logging.getLogger("fairseq_fast")
+from fairseq_fast.kernels import loader
 
-CSRC = Path(__file__).with_name("csrc")
-# one library; the others are used by cpu_attention.py, fused_layer.py, beam_search.py and
-# ngram_blocker.py
-SOURCES = (CSRC / "small_gemm.c", CSRC / "attention.c", CSRC / "decoder_layer.c",
-           CSRC / "beam_step.c", CSRC / "ngram_block.c")
-_lib = None
-_tried = False
+logger = logging.getLogger("fairseq_fast")
+OFF_ENV = "FAIRSEQ_FAST_SMALL_GEMM"
+_on: Optional[bool] = None
 
 
 @dataclass
@@ -62,99 +51,22 @@ class Packed:
     in_features: int
 
 
-def _cache_dir() -> Path:
-    return Path(os.environ.get("FAIRSEQ_FAST_CACHE")
-                or Path.home() / ".cache" / "fairseq_fast")
-
-
-def _cpu_key() -> str:
-    """What -march=native depends on: the architecture and the CPU's feature flags."""
-    flags = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line for line in f if line.startswith("flags")), "")
-    except OSError:
-        pass
-    return platform.machine() + flags
-
-
-def _build() -> ctypes.CDLL:
-    cc = os.environ.get("CC", "cc")
-    version = subprocess.run([cc, "--version"], capture_output=True, text=True,
-                             check=True).stdout
-    key = hashlib.sha1(b"".join(f.read_bytes() for f in SOURCES) + version.encode()
-                       + _cpu_key().encode())
-    target = _cache_dir() / f"small_gemm-{key.hexdigest()[:16]}.so"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(f".{os.getpid()}.tmp")
-        done = subprocess.run([cc, "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
-                               *map(str, SOURCES), "-o", str(tmp)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            tmp.unlink(missing_ok=True)
-            first = (done.stderr.strip().splitlines() or ["?"])[0]
-            raise RuntimeError(f"{cc} failed: {first}")
-        os.replace(tmp, target)  # atomic: concurrent first uses each build, one file wins
-    lib = ctypes.CDLL(str(target))
-    p, i64 = ctypes.c_void_p, ctypes.c_int64
-    for name in ("sg_linear_f32", "sg_linear_f16"):
-        fn = getattr(lib, name)
-        fn.argtypes = [p, i64, i64, p, p, p, i64, p, ctypes.c_int, ctypes.c_int]
-        fn.restype = None
-    lib.sg_block.restype = ctypes.c_int
-    lib.fa_attend_f32.argtypes = [p, i64, i64, i64, ctypes.c_float, p, p, i64, i64, i64, p,
-                                  i64, i64, i64, i64, i64, i64, p, p, p, p, i64, p,
-                                  ctypes.c_int]
-    lib.fa_attend_f32.restype = None
-    lib.dl_layer_f32.argtypes = [p, p, i64, i64, p, p, i64, i64, i64, p, i64, p, p, i64, p, p,
-                                 i64, i64, i64, i64, i64, p, p, p, p, ctypes.c_int]
-    lib.dl_layer_f32.restype = None
-    for name, real in (("bs_candidates_f32", ctypes.c_float),
-                       ("bs_candidates_f64", ctypes.c_double)):
-        fn = getattr(lib, name)
-        fn.argtypes = [p, i64, p, i64, i64, i64, i64, i64, i64, i64, real, i64, ctypes.c_int,
-                       p, p, p, ctypes.c_int]
-        fn.restype = None
-    lib.fa_head_mean.argtypes = [p, i64, i64, i64, p]
-    lib.fa_head_mean.restype = None
-    for name in ("ng_block_f32", "ng_block_f64"):
-        fn = getattr(lib, name)
-        fn.argtypes = [p, i64, i64, i64, i64, p, i64, i64, ctypes.c_int]
-        fn.restype = None
-    return lib
-
-
 def available() -> bool:
-    """Whether the kernel is built and loaded (tries once per process)."""
-    global _lib, _tried
-    if not _tried:
-        _tried = True
-        if os.environ.get("FAIRSEQ_FAST_SMALL_GEMM", "1") == "0":
-            logger.info("fairseq_fast: small-matrix kernel off (FAIRSEQ_FAST_SMALL_GEMM=0)")
+    """Whether the kernel is built, loaded and on (decided once per process)."""
+    global _on
+    if _on is None:
+        _on = os.environ.get(OFF_ENV, "1") != "0"
+        if not _on:
+            logger.info(f"fairseq_fast: small-matrix kernel off ({OFF_ENV}=0)")
         else:
-            try:
-                _lib = _build()
-            except (OSError, RuntimeError, subprocess.SubprocessError) as e:
-                logger.warning("fairseq_fast: small-matrix kernel unavailable (%s); decoder "
-                               "matmuls use oneDNN / F.linear instead (slower)", e)
-    return _lib is not None
-
-
-def typed(name: str, x: Tensor):
-    """The kernel `name`_f32 or `name`_f64 matching x's dtype, or None where it does not run on
-    x (another dtype, not on CPU, x recording gradients, kernels not built)."""
-    suffix = {torch.float32: "_f32", torch.float64: "_f64"}.get(x.dtype)
-    if (suffix is None or x.device.type != "cpu" or (torch.is_grad_enabled() and x.requires_grad)
-            or not available()):
-        return None
-    return getattr(_lib, name + suffix)
+            _on = loader.function("sg_linear_f32") is not None
+    return _on
 
 
 def pack(weight: Tensor) -> Packed:
     """weight [out, in] float32 on CPU -> blocks of `block` outputs, k-major; float16 when every
     value is a float16 number (exactly the same products), else float32."""
-    block = _lib.sg_block()
+    block = loader.function("sg_block")()
     w = weight.detach()
     half = w.half()
     if torch.equal(half.float(), w):
@@ -176,7 +88,8 @@ def linear(x: Tensor, packed: Packed, bias: Optional[Tensor] = None,
     y = x.new_empty(x.shape[:-1] + (packed.out_features,))
     if rows == 0:
         return y
-    fn = _lib.sg_linear_f16 if packed.data.dtype == torch.float16 else _lib.sg_linear_f32
+    fn = loader.function("sg_linear_f16" if packed.data.dtype == torch.float16
+                         else "sg_linear_f32")
     bias_ptr = None
     if bias is not None:
         bias = bias.detach().contiguous()

@@ -13,7 +13,7 @@ are the kept drafts followed by `next`, and cum_scores are stock fairseq's cumul
 scores for those tokens (what `SequenceGenerator` stores in its `scores` buffer).
 """
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Protocol
 
 import torch
 from torch import Tensor
@@ -26,6 +26,16 @@ class Verdict:
     accepted: Tensor  # [B] long
     tokens: Tensor  # [B, m]
     cum_scores: Tensor  # [B, m] float32
+
+
+class AcceptanceRule(Protocol):
+    """Decides what each row keeps of a verified window. `needs_draft_probs`: whether `verify`
+    needs q (then the rule also has `distribution(lprobs)`, which the proposer samples from)."""
+
+    needs_draft_probs: bool
+
+    def verify(self, lprobs: Tensor, drafts: Tensor, gamma: Tensor, prev_score: Tensor,
+               q: Optional[Tensor] = None) -> Verdict: ...
 
 
 def leading_true(ok: Tensor, gamma: Tensor) -> Tensor:

@@ -4,16 +4,15 @@ A proposer only proposes: `propose` writes K guesses per row into the token buff
 (after each row's committed tokens) and returns them, with the draft's distributions q when the
 acceptance rule needs them. `rollback` tells it how many tokens each row kept.
 
-Drafting ends for a row when it proposes EOS, or when a stop rule says so: a rule is an object
-with `stop(prob, product) -> [B] bool` and `discards_last` (False: the token just proposed is
-still offered, as in speculative decoding's confidence stop; True: it is withdrawn, as in BiLD's
-fallback, where the target writes that position itself).
+Drafting ends for a row when it proposes EOS, or when a stop rule (stop_rules.StopRule) says so:
+the token just proposed is still offered (speculative decoding's confidence stop) or withdrawn
+(BiLD's fallback, where the target writes that position itself).
 
 The draft's cache may lag one token behind the committed text (when every draft was kept, the
 draft never read its own last guess); the first step of the next round feeds each row whatever it
 has not read yet (1 or 2 tokens), as gpt-fast does.
 """
-from typing import Optional, Tuple
+from typing import Optional, Protocol, Tuple
 
 import torch
 from torch import Tensor
@@ -22,6 +21,26 @@ from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
+from fairseq_fast.speculative.stop_rules import StopRule
+
+
+class Proposer(Protocol):
+    """Proposes drafts for the speculative loop (generators/speculative.py)."""
+
+    last_steps: int  # decoder passes of the last propose()
+
+    def start(self, net_input: dict, batch: int, capacity: int) -> None:
+        """A new batch of `batch` rows whose token buffers hold `capacity` positions."""
+
+    def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
+                stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
+        """Drafts [B, k'], their distributions q [B, k', V] or None, drafts per row [B]."""
+
+    def rollback(self, n_tokens: Tensor) -> None:
+        """Each row kept n_tokens[b] tokens (BOS included)."""
+
+    def select_rows(self, rows: Tensor) -> None:
+        """Only these rows go on (the others finished)."""
 
 
 class DraftModelProposer:
@@ -46,11 +65,10 @@ class DraftModelProposer:
         self.state = self.lean.init_state(encoder_out, batch, capacity, param.dtype, param.device)
 
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
-                 stop=None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
+                stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
         """tokens [B, L] (committed text, BOS at 0; scratch after n_tokens[b]); n_tokens [B].
-        Writes drafts to tokens[b, n_tokens[b] + j]. `stop` (optional, see the module docstring)
-        sees, per row, the draft's probability of the token just proposed and the product of
-        those over the window so far. Drafting ends when every row has stopped.
+        Writes drafts to tokens[b, n_tokens[b] + j]. Drafting ends when every row has proposed
+        EOS or been stopped by `stop`.
         Returns drafts [B, k'], q [B, k', V] | None, drafted [B] (drafts offered per row;
         k' = max(drafted) <= k)."""
         state = self.state

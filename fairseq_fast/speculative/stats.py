@@ -1,6 +1,17 @@
 """Counters of a speculative or BiLD generator, over its lifetime (summed over batches), and
-the summary line the command-line tools print at exit."""
+the summary line the command-line tools print at exit.
+
+The loop calls `record` once per verify pass with what the pass did, per row:
+    offered   [B] drafts verified (a row's window, after any stop rule)
+    accepted  [B] drafts kept
+    committed [B] tokens written (kept drafts + the target's own token, cut after EOS)
+    cap       [B] the window each row was allowed (the draft-length schedule's)
+    drafts    [B, K] the proposed tokens
+    draft_steps  draft decoder passes this round
+"""
 from dataclasses import dataclass
+
+from torch import Tensor
 
 
 @dataclass
@@ -14,6 +25,16 @@ class SpecStats:
     rejected: int = 0  # (row, verify pass) pairs that rejected a draft (at most one each)
     committed: int = 0  # tokens written (kept drafts + the target's own), EOS included
     sentences: int = 0
+
+    def record(self, offered: Tensor, accepted: Tensor, committed: Tensor, cap: Tensor,
+               drafts: Tensor, draft_steps: int) -> None:
+        self.target_calls += 1
+        self.draft_calls += draft_steps
+        self.row_rounds += offered.numel()
+        self.proposed += int(offered.sum())
+        self.accepted += int(accepted.sum())
+        self.rejected += int((accepted < offered).sum())
+        self.committed += int(committed.sum())
 
     @property
     def alpha(self) -> float:
@@ -40,7 +61,18 @@ class SpecStats:
 
 @dataclass
 class BiLDStats(SpecStats):
+    eos: int = 2  # the dictionary's EOS: a window that ends with it is no fallback
     fallbacks: int = 0  # (row, large call) pairs caused by a low-confidence small token
+
+    def record(self, offered: Tensor, accepted: Tensor, committed: Tensor, cap: Tensor,
+               drafts: Tensor, draft_steps: int) -> None:
+        super().record(offered, accepted, committed, cap, drafts, draft_steps)
+        # a window shorter than the cap ended in a fallback unless it ended with EOS
+        short = offered < cap
+        if drafts.size(1) > 0:
+            last = drafts.gather(1, (offered - 1).clamp(min=0)[:, None]).squeeze(1)
+            short &= ~((offered > 0) & (last == self.eos))
+        self.fallbacks += int(short.sum())
 
     @property
     def small_share(self) -> float:

@@ -1,19 +1,54 @@
-"""Stop rules for the proposer: when a row stops drafting within a window (proposer.py).
+"""How long a row drafts: a schedule sets each row's window cap per round, a stop rule may end
+the window earlier (proposer.py asks it after every draft step).
 
-A stop rule has `stop(prob, product) -> [B] bool` (prob: the draft's probability of the token it
-just proposed, per row; product: those probabilities multiplied over the window so far) and
-`discards_last` (False: the token just proposed is still offered; True: it is withdrawn, and the
-target writes that position itself).
-
+    FixedDraftLength      --draft-len K: every window K long
     AdaptiveDraftLength   --adaptive-draft-len: a per-row window cap (HF's heuristic) and a
                           cost-aware stop inside it (step_cost: the draft's cost relative to the
-                          target's)
+                          target's); both a schedule and a stop rule
     FallbackPolicy        BiLD's fallback: the small model's confidence below a threshold
 """
-from typing import Optional
+from typing import Optional, Protocol
 
 import torch
 from torch import Tensor, nn
+
+
+class StopRule(Protocol):
+    """Ends a row's window early. `stop` sees, per row, the draft's probability of the token it
+    just proposed and the product of those over the window so far, and returns [B] bool.
+    `discards_last`: False, the token just proposed is still offered; True, it is withdrawn and
+    the target writes that position itself."""
+
+    discards_last: bool
+
+    def stop(self, prob: Tensor, product: Tensor) -> Tensor: ...
+
+
+class DraftLengthSchedule(Protocol):
+    """Each row's window cap: `start` for a new batch, `update` after every verify pass (cap,
+    offered and accepted per row, the draft steps run, the tokens the batch gained); caps stay
+    within [1, maximum]."""
+
+    maximum: int
+
+    def start(self, batch: int, device) -> Tensor: ...
+
+    def update(self, cap: Tensor, offered: Tensor, accepted: Tensor, steps: int,
+               committed: int) -> Tensor: ...
+
+
+class FixedDraftLength:
+    """Every window `length` drafts long."""
+
+    def __init__(self, length: int):
+        self.maximum = length
+
+    def start(self, batch: int, device) -> Tensor:
+        return torch.full((batch,), self.maximum, dtype=torch.long, device=device)
+
+    def update(self, cap: Tensor, offered: Tensor, accepted: Tensor, steps: int,
+               committed: int) -> Tensor:
+        return cap
 
 
 class AdaptiveDraftLength:

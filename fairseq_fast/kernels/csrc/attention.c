@@ -1,6 +1,6 @@
 /* attention.c: softmax(q k^T + mask) v for a decoder step, one call for all rows and heads.
  *
- * Built with small_gemm.c into one library (small_gemm.py) and called through ctypes
+ * Built into the SIMD library by loader.py and called through ctypes
  * (cpu_attention.py). A decoder step attends with a few queries per row (a verify window, one
  * token per beam) over a few dozen keys: torch spends most of such a call in per-op set-up
  * (two batched matmuls, a masked fill, a softmax, the transposes between them); here one pass per
@@ -32,6 +32,8 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
+
+#include "kernels.h"
 #include <string.h>
 
 #if defined(__AVX512F__)

@@ -1,6 +1,7 @@
 /* beam_step.c: a beam-search step's candidates in one pass over the log-probs (CPU).
  *
- * Built with the other kernels into one library (small_gemm.py), called by beam_search.py.
+ * Built into both libraries by loader.py (portable C: it runs without SIMD too), called by
+ * beam_search.py.
  * fairseq's SequenceGenerator edits a step's log-probs [rows, V] (NaN -> -inf, pad -> -inf,
  * unk -= penalty, only EOS at max_len, no EOS before min_len), then search.BeamSearch adds each
  * row's cumulative score and takes the top k over beam x V per sentence: six passes over
@@ -15,6 +16,8 @@
  */
 #include <math.h>
 #include <stdint.h>
+
+#include "kernels.h"
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif

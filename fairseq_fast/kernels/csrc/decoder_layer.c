@@ -1,6 +1,6 @@
 /* decoder_layer.c: one fairseq TransformerDecoderLayer step in one call (float32, CPU).
  *
- * Built with small_gemm.c and attention.c into one library (small_gemm.py), called by
+ * Built with small_gemm.c and attention.c into the SIMD library (loader.py), called by
  * fused_layer.py for decoder layers and (without cross attention, not causal) encoder layers.
  * A decoder step on a small model is dozens of tiny tensor ops per layer; each costs tens of
  * microseconds inside a real step (its data and the dispatcher's code evicted by the weights
@@ -21,45 +21,14 @@
 #include <stdint.h>
 #include <string.h>
 
-/* the kernels' work-sharing bodies (small_gemm.c, attention.c): called inside this file's
- * parallel region, each shares its work among the region's threads and ends with a barrier */
-void sg_linear_f32_units(const float *x, int64_t R, int64_t K, const float *p,
-                         const float *bias, float *y, int64_t N, const float *res, int relu);
-void sg_linear_f16_units(const float *x, int64_t R, int64_t K, const uint16_t *p,
-                         const float *bias, float *y, int64_t N, const float *res, int relu);
-void fa_attend_units(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
-                     const float *k, const float *v, int64_t kb, int64_t kh, int64_t kt,
-                     float *out, int64_t B, int64_t H, int64_t n, int64_t D, int64_t T,
-                     int64_t group, const int64_t *kv_rows, const int64_t *start,
-                     const uint8_t *pad, const int64_t *origin, int64_t origin_stride,
-                     float *probs, int64_t cluster);
-
-typedef struct {
-  const void *w;     /* packed weight (small_gemm.pack) */
-  const float *b;    /* bias or NULL */
-  int64_t in, out;   /* K, N */
-  int32_t half;      /* packed as float16 */
-} dl_linear;
-
-typedef struct {
-  const float *w, *b;
-  float eps;
-} dl_norm;
-
-typedef struct {
-  int64_t dim, heads, head_dim, ffn;
-  int32_t normalize_before, has_cross;
-  float scaling, cross_scaling;
-  dl_norm norm[3];       /* self_attn_layer_norm, encoder_attn_layer_norm, final_layer_norm */
-  dl_linear qkv, out, cross_q, cross_out, fc1, fc2;
-} dl_layer;
+#include "kernels.h"
 
 static void linear(const dl_linear *l, const float *x, int64_t R, float *y, const float *res,
                    int relu) {
   if (l->half)
-    sg_linear_f16_units(x, R, l->in, (const uint16_t *)l->w, l->b, y, l->out, res, relu);
+    sg_linear_f16_units(x, R, l->in_features, (const uint16_t *)l->w, l->b, y, l->out_features, res, relu);
   else
-    sg_linear_f32_units(x, R, l->in, (const float *)l->w, l->b, y, l->out, res, relu);
+    sg_linear_f32_units(x, R, l->in_features, (const float *)l->w, l->b, y, l->out_features, res, relu);
 }
 
 /* rows shared among the region's threads, as the kernels' bodies */

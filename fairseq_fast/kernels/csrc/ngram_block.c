@@ -1,6 +1,6 @@
 /* ngram_block.c: the no-repeat-n-gram rule for one step of many rows, in place (CPU).
  *
- * Built with the other kernels into one library (small_gemm.py), called by ngram_blocker.py
+ * Built into both libraries by loader.py (portable C), called by ngram_blocker.py
  * (`block_last_ngrams`) for fairseq's generators on CPU. The rule is ngram_blocker.py's (fairseq's
  * CUDA kernel's): after tokens[0 .. len-1] of a row, every window tokens[c .. c+n-2],
  * c <= len-n, equal to the suffix tokens[len-n+1 .. len-1] bans tokens[c+n-1] (-inf). A row is a
@@ -9,6 +9,8 @@
  */
 #include <math.h>
 #include <stdint.h>
+
+#include "kernels.h"
 
 #define DEFINE_NGRAM_BLOCK(NAME, T)                                                           \
   void NAME(const int64_t *tokens, int64_t tok_ld, int64_t rows, int64_t len, int64_t n,      \

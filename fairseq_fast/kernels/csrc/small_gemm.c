@@ -1,7 +1,7 @@
 /* small_gemm.c: y[r, o] = sum_k x[r, k] * w[o, k] (+ b[o]) for a few rows (a decoder step).
  *
- * Built on first use by small_gemm.py with `cc -O3 -march=native -fopenmp` and called through
- * ctypes. The weight is packed once (small_gemm.py) into blocks of BLOCK output features:
+ * Built into the SIMD library by loader.py (x86-64-v4 or v3) and called through ctypes
+ * (small_gemm.py). The weight is packed once (small_gemm.py) into blocks of BLOCK output features:
  * p[block][k][j] = w[block * BLOCK + j][k], zero-padded past the last output; as float32, or as
  * float16 when every weight is a float16 value (then the float32 products are the same numbers:
  * float16 -> float32 is exact).
@@ -23,6 +23,8 @@
 #include <immintrin.h>
 #include <omp.h>
 #include <stdint.h>
+
+#include "kernels.h"
 #include <stdlib.h>
 
 #if defined(__AVX512F__)

@@ -1,0 +1,108 @@
+/* kernels.h: every function the kernels export, and the structs they take, written once.
+ *
+ * Each C file includes this header, so the compiler checks every definition against it;
+ * kernels/loader.py reads it to declare the functions' argument types to ctypes and to build the
+ * structs as ctypes.Structure classes. Declarations here are one per statement, with the types
+ * below only: (const) int, int32_t, int64_t, float, double, void, pointers to anything, the
+ * structs of this file (and arrays of them).
+ *
+ * FF_ABI_VERSION: raise it with any change to a declaration here. The loader puts it in the
+ * cache key and refuses a library whose ff_abi_version() differs from this file's.
+ */
+#ifndef FAIRSEQ_FAST_KERNELS_H
+#define FAIRSEQ_FAST_KERNELS_H
+
+#include <stdint.h>
+
+#define FF_ABI_VERSION 2
+
+/* every library (abi.c): FF_ABI_VERSION, and sizeof(struct) by name (-1: no such struct) */
+int ff_abi_version(void);
+int64_t ff_struct_size(const char *name);
+
+/* small_gemm.c: y = x W^T (+ bias) (+ res) (relu), W packed in blocks of sg_block() outputs */
+int sg_block(void);
+void sg_linear_f32(const float *x, int64_t R, int64_t K, const float *p, const float *bias,
+                   float *y, int64_t N, const float *res, int relu, int threads);
+void sg_linear_f16(const float *x, int64_t R, int64_t K, const uint16_t *p, const float *bias,
+                   float *y, int64_t N, const float *res, int relu, int threads);
+
+/* attention.c: softmax(q k^T + mask) v for all rows and heads; the mean over heads */
+void fa_attend_f32(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
+                   const float *k, const float *v, int64_t kb, int64_t kh, int64_t kt,
+                   float *out, int64_t B, int64_t H, int64_t n, int64_t D, int64_t T,
+                   int64_t group, const int64_t *kv_rows, const int64_t *start,
+                   const uint8_t *pad, const int64_t *origin, int64_t origin_stride,
+                   float *probs, int threads);
+void fa_head_mean(const float *probs, int64_t B, int64_t H, int64_t m, float *out);
+
+/* decoder_layer.c: one layer's step */
+typedef struct {
+  const void *w;             /* packed weight (small_gemm.pack) */
+  const float *b;            /* bias or NULL */
+  int64_t in_features;       /* K */
+  int64_t out_features;      /* N */
+  int32_t half;              /* packed as float16 */
+} dl_linear;
+
+typedef struct {
+  const float *w;
+  const float *b;
+  float eps;
+} dl_norm;
+
+typedef struct {
+  int64_t dim;
+  int64_t heads;
+  int64_t head_dim;
+  int64_t ffn;
+  int32_t normalize_before;
+  int32_t has_cross;
+  float scaling;
+  float cross_scaling;
+  dl_norm norm[3];           /* self_attn_layer_norm, encoder_attn_layer_norm, final_layer_norm */
+  dl_linear qkv;
+  dl_linear out;
+  dl_linear cross_q;
+  dl_linear cross_out;
+  dl_linear fc1;
+  dl_linear fc2;
+} dl_layer;
+
+void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
+                  float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,
+                  int64_t total, const uint8_t *self_pad, const int64_t *origin,
+                  int64_t origin_stride, const float *cross_k, const float *cross_v, int64_t xb,
+                  int64_t xh, int64_t xt, int64_t S, int64_t group, const int64_t *cross_rows,
+                  const uint8_t *pad, float *cross_probs, float *work, int threads);
+
+/* beam_step.c (portable): a beam-search step's top k candidates per sentence */
+void bs_candidates_f32(const float *lp, int64_t ld, const float *prev, int64_t sentences,
+                       int64_t group, int64_t beams, int64_t V, int64_t k, int64_t pad,
+                       int64_t unk, float unk_penalty, int64_t eos, int mode, float *out_score,
+                       int64_t *out_beam, int64_t *out_token, int threads);
+void bs_candidates_f64(const double *lp, int64_t ld, const double *prev, int64_t sentences,
+                       int64_t group, int64_t beams, int64_t V, int64_t k, int64_t pad,
+                       int64_t unk, double unk_penalty, int64_t eos, int mode,
+                       double *out_score, int64_t *out_beam, int64_t *out_token, int threads);
+
+/* ngram_block.c (portable): the no-repeat-n-gram rule for one step of many rows */
+void ng_block_f32(const int64_t *tokens, int64_t tok_ld, int64_t rows, int64_t len, int64_t n,
+                  float *lprobs, int64_t ld, int64_t vocab, int threads);
+void ng_block_f64(const int64_t *tokens, int64_t tok_ld, int64_t rows, int64_t len, int64_t n,
+                  double *lprobs, int64_t ld, int64_t vocab, int threads);
+
+/* Between the files of the SIMD library, not called from Python: the work-sharing bodies that
+ * decoder_layer.c calls inside its own parallel region (each ends with a barrier). */
+void sg_linear_f32_units(const float *x, int64_t R, int64_t K, const float *p,
+                         const float *bias, float *y, int64_t N, const float *res, int relu);
+void sg_linear_f16_units(const float *x, int64_t R, int64_t K, const uint16_t *p,
+                         const float *bias, float *y, int64_t N, const float *res, int relu);
+void fa_attend_units(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
+                     const float *k, const float *v, int64_t kb, int64_t kh, int64_t kt,
+                     float *out, int64_t B, int64_t H, int64_t n, int64_t D, int64_t T,
+                     int64_t group, const int64_t *kv_rows, const int64_t *start,
+                     const uint8_t *pad, const int64_t *origin, int64_t origin_stride,
+                     float *probs, int64_t cluster);
+
+#endif
