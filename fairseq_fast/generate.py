@@ -37,23 +37,21 @@ import time
 import traceback
 import uuid
 import warnings
-from itertools import chain
 
 import numpy as np
 import torch
-from fairseq import checkpoint_utils, options, scoring, tasks, utils
+from fairseq import options, scoring, utils
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-from fairseq_cli.generate import get_symbols_to_strip_from_output
 
 # importing this module imported the fairseq_fast package first: the overrides apply
 from fairseq_fast.cli import chunks
-from fairseq_fast.cli.async_cli import _load, _prepare, _seed_and_device
+from fairseq_fast.cli.async_cli import GenerationSetUp, _seed_and_device
 from fairseq_fast.cli.distributed import Ranks
 from fairseq_fast.errors import EXIT_CODE, UserError
 from fairseq_fast.options import carry_into, postprocess_workers
 from fairseq_fast.cli.output import describe
 from fairseq_fast.cli.pipeline import Pipeline
-from fairseq_fast.cli.postprocess import GenerateLines, Packed, originals, pack_generated
+from fairseq_fast.cli.postprocess import Packed, originals, pack_generated
 
 
 def _process_start() -> float:
@@ -184,44 +182,13 @@ def set_up(argv, ranks) -> Job:
     logger.info(cfg)
     logger.info(f"fairseq_fast: {ranks.world} rank(s), {threads} torch thread(s) each")
     job.use_cuda = _seed_and_device(cfg)
-    task = job.task = tasks.setup_task(cfg.task)
-    try:
-        src_dict = getattr(task, "source_dictionary", None)
-    except NotImplementedError:
-        src_dict = None
-    tgt_dict = task.target_dictionary
-    models, saved_cfg, overrides = _load(cfg, task, logger)
-    job.models = models
-    task.load_dataset(cfg.dataset.gen_subset, task_cfg=saved_cfg.task)
-    lms = [None]
-    if cfg.generation.lm_path is not None:
-
-        overrides["data"] = cfg.task.data
-        lms, _ = checkpoint_utils.load_model_ensemble([cfg.generation.lm_path],
-                                                      arg_overrides=overrides, task=None)
-
-    _prepare(cfg, chain(models, lms), job.use_cuda)
-    job.align_dict = utils.load_align_dict(cfg.generation.replace_unk)
-    job.dataset = task.dataset(cfg.dataset.gen_subset)
-    itr = task.get_batch_iterator(
-        dataset=job.dataset, max_tokens=cfg.dataset.max_tokens,
-        max_sentences=cfg.dataset.batch_size,
-        max_positions=utils.resolve_max_positions(task.max_positions(),
-                                                  *[m.max_positions() for m in models]),
-        ignore_invalid_inputs=cfg.dataset.skip_invalid_size_inputs_valid_test,
-        required_batch_size_multiple=cfg.dataset.required_batch_size_multiple,
-        seed=cfg.common.seed, num_shards=1, shard_id=0, num_workers=cfg.dataset.num_workers,
-        data_buffer_size=cfg.dataset.data_buffer_size)
-    job.batches = itr.frozen_batches
+    setup = GenerationSetUp(cfg, logger, job.use_cuda)
+    job.task, job.models, job.generator = setup.task, setup.models, setup.generator
+    job.align_dict, job.dataset = setup.align_dict, setup.dataset
+    job.batches = setup.batch_iterator(cfg, num_shards=1, shard_id=0).frozen_batches
     job.costs = chunks.batch_tokens(job.batches, _num_tokens(job.dataset))
-    job.generator = task.build_generator(
-        models, cfg.generation,
-        extra_gen_cls_kwargs={"lm_model": lms[0], "lm_weight": cfg.generation.lm_weight})
-    job.new_scorer = lambda: scoring.build_scorer(cfg.scoring, tgt_dict)
-    job.lines = GenerateLines(cfg, src_dict, tgt_dict, task.build_tokenizer(cfg.tokenizer),
-                              task.build_bpe(cfg.bpe), job.align_dict,
-                              get_symbols_to_strip_from_output(job.generator),
-                              string_scorer=hasattr(job.new_scorer(), "add_string"))
+    job.new_scorer = lambda: scoring.build_scorer(cfg.scoring, setup.tgt_dict)
+    job.lines = setup.lines(cfg, string_scorer=hasattr(job.new_scorer(), "add_string"))
     return job
 
 

@@ -169,14 +169,15 @@ def environment():
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
-def load(out):
-    report = {}
+def load(out, suffix=".json"):
+    """{name: the JSON in out/NAME{suffix}} for every benchmark of SUITE that wrote one."""
+    found = {}
     for name, *_ in SUITE:
-        path = os.path.join(out, f"{name}.json")
+        path = os.path.join(out, f"{name}{suffix}")
         if os.path.exists(path):
             with open(path) as f:
-                report[name] = json.load(f)
-    return report
+                found[name] = json.load(f)
+    return found
 
 
 def speedups(report):
@@ -228,13 +229,7 @@ ENV_KEYS = ("cpu", "isa", "physical_cores", "logical_cpus", "torch", "fairseq", 
 
 def load_environments(out):
     """{name: the environment recorded in NAME.env.json when that benchmark started}."""
-    envs = {}
-    for name, *_ in SUITE:
-        path = os.path.join(out, f"{name}.env.json")
-        if os.path.exists(path):
-            with open(path) as f:
-                envs[name] = json.load(f)
-    return envs
+    return load(out, ".env.json")
 
 
 def _fmt(value):

@@ -181,6 +181,17 @@ def compare(ours, stock, models, sample, prefix, seed=0):
     assert_same(want, got, 1)
 
 
+def plain_config(**changes) -> dict:
+    """A configuration of the kind the fast path takes (1 layer, 2 heads, no extras), changed."""
+    c = dict(lm=False, layers=1, heads=2, normalize_before=False, learned_pos=False,
+             no_positions=False, layernorm_embedding=False, no_scale_embedding=False,
+             quant_noise=False, adaptive="no", project_dims=False, normformer=False,
+             layerdrop=False, checkpoint_activations=False, gelu=False, share=False,
+             cross_self_attention=False, character_inputs=False, seed=1)
+    c.update(changes)
+    return c
+
+
 def batch(c: dict, seed: int):
     if c["lm"]:
         return prompt_batch(DICT, [2, 0, 3], seed=seed)
@@ -232,11 +243,7 @@ def test_layerdrop_sampling_reads_stocks_random_stream(dtype):
     from fairseq_fast.decoding import ensemble as fast_ensemble
     from fairseq_fast.decoding import fused_layer
 
-    c = dict(lm=False, layers=2, heads=2, normalize_before=False, learned_pos=False,
-             no_positions=False, layernorm_embedding=False, no_scale_embedding=False,
-             quant_noise=False, adaptive="no", project_dims=False, normformer=False,
-             layerdrop=True, checkpoint_activations=False, gelu=False, share=False,
-             cross_self_attention=False, character_inputs=False, seed=3)
+    c = plain_config(layers=2, layerdrop=True, seed=3)
     model = build(c, model_args(c), 3).to(dtype)
     sample = source_batch(DICT, [5, 3, 6, 2], seed=3)
     ours, stock = build_pair([model], gen_args(beam=3, sampling=True, temperature=3.0,
@@ -285,11 +292,7 @@ def test_alignment_model_with_alignment_layer_and_heads(full_context):
 
 
 def test_an_ensemble_of_two_configurations_runs_fast():
-    base = dict(lm=False, layers=2, heads=2, normalize_before=False, learned_pos=True,
-                no_positions=False, layernorm_embedding=False, no_scale_embedding=False,
-                quant_noise=False, adaptive="no", project_dims=False, normformer=False,
-                layerdrop=False, checkpoint_activations=False, gelu=False, share=True,
-                cross_self_attention=False, character_inputs=False, seed=1)
+    base = plain_config(layers=2, learned_pos=True, share=True)
     other = dict(base, quant_noise=True, normalize_before=True, normformer=True, share=False)
     models = [build(base, model_args(base), 1), build(other, model_args(other), 2)]
     ours, stock = build_pair(models, gen_args(beam=3, max_len_b=10))
@@ -298,11 +301,7 @@ def test_an_ensemble_of_two_configurations_runs_fast():
 
 
 def test_an_ensemble_with_different_dictionaries_keeps_stocks_path():
-    c = dict(lm=False, layers=1, heads=2, normalize_before=False, learned_pos=False,
-             no_positions=False, layernorm_embedding=False, no_scale_embedding=False,
-             quant_noise=False, adaptive="no", project_dims=False, normformer=False,
-             layerdrop=False, checkpoint_activations=False, gelu=False, share=False,
-             cross_self_attention=False, character_inputs=False, seed=1)
+    c = plain_config()
     first = build(c, model_args(c), 1)
     second = build(c, model_args(c), 2)
     other = make_dictionary(16)
@@ -324,11 +323,7 @@ def test_an_ensemble_with_different_dictionaries_keeps_stocks_path():
     (lambda d: setattr(d, "embed_positions", torch.nn.Identity()), "Identity positions"),
 ])
 def test_gate_refuses_what_it_does_not_list(change, reason):
-    c = dict(lm=False, layers=1, heads=2, normalize_before=False, learned_pos=False,
-             no_positions=False, layernorm_embedding=False, no_scale_embedding=False,
-             quant_noise=False, adaptive="no", project_dims=False, normformer=False,
-             layerdrop=False, checkpoint_activations=False, gelu=False, share=False,
-             cross_self_attention=False, character_inputs=False, seed=1)
+    c = plain_config()
     model = build(c, model_args(c), 1)
     assert model_gate.decoder_refusal(model.decoder) is None
     change(model.decoder)
@@ -337,11 +332,7 @@ def test_gate_refuses_what_it_does_not_list(change, reason):
 
 
 def test_encoder_the_gate_refuses_runs_on_fairseqs_code():
-    c = dict(lm=False, layers=1, heads=2, normalize_before=False, learned_pos=False,
-             no_positions=False, layernorm_embedding=False, no_scale_embedding=False,
-             quant_noise=False, adaptive="no", project_dims=False, normformer=False,
-             layerdrop=False, checkpoint_activations=False, gelu=False, share=False,
-             cross_self_attention=False, character_inputs=False, seed=1)
+    c = plain_config()
     model = build(c, model_args(c), 1).float()
     linear = mock.MagicMock()
     assert model_gate.encoder_refusal(model.encoder) is None

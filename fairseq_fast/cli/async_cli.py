@@ -67,6 +67,53 @@ def _prepare(cfg, models, use_cuda):
         model.prepare_for_inference_(cfg)
 
 
+class GenerationSetUp:
+    """What fairseq_cli.generate builds before its loop, for our loops (this module's and
+    generate.py's): the task and its dictionaries, the models and LM (loaded and prepared), the
+    dataset, the generator `task.build_generator` gives, the alignment dictionary."""
+
+    def __init__(self, cfg, logger, use_cuda: bool):
+        self.task = task = tasks.setup_task(cfg.task)
+        try:
+            self.src_dict = getattr(task, "source_dictionary", None)
+        except NotImplementedError:
+            self.src_dict = None
+        self.tgt_dict = task.target_dictionary
+        self.models, saved_cfg, overrides = _load(cfg, task, logger)
+        task.load_dataset(cfg.dataset.gen_subset, task_cfg=saved_cfg.task)
+        self.dataset = task.dataset(cfg.dataset.gen_subset)
+        lms = [None]
+        if cfg.generation.lm_path is not None:
+            overrides["data"] = cfg.task.data
+            lms, _ = checkpoint_utils.load_model_ensemble([cfg.generation.lm_path],
+                                                          arg_overrides=overrides, task=None)
+        _prepare(cfg, chain(self.models, lms), use_cuda)
+        self.align_dict = utils.load_align_dict(cfg.generation.replace_unk)
+        self.generator = task.build_generator(
+            self.models, cfg.generation,
+            extra_gen_cls_kwargs={"lm_model": lms[0], "lm_weight": cfg.generation.lm_weight})
+
+    def batch_iterator(self, cfg, num_shards: int, shard_id: int):
+        return self.task.get_batch_iterator(
+            dataset=self.dataset, max_tokens=cfg.dataset.max_tokens,
+            max_sentences=cfg.dataset.batch_size,
+            max_positions=utils.resolve_max_positions(
+                self.task.max_positions(), *[m.max_positions() for m in self.models]),
+            ignore_invalid_inputs=cfg.dataset.skip_invalid_size_inputs_valid_test,
+            required_batch_size_multiple=cfg.dataset.required_batch_size_multiple,
+            seed=cfg.common.seed, num_shards=num_shards, shard_id=shard_id,
+            num_workers=cfg.dataset.num_workers, data_buffer_size=cfg.dataset.data_buffer_size)
+
+    def lines(self, cfg, string_scorer: bool) -> GenerateLines:
+        """fairseq-generate's text for a generated batch (postprocess.py)."""
+        from fairseq_cli.generate import get_symbols_to_strip_from_output
+
+        return GenerateLines(cfg, self.src_dict, self.tgt_dict,
+                             self.task.build_tokenizer(cfg.tokenizer), self.task.build_bpe(cfg.bpe),
+                             self.align_dict, get_symbols_to_strip_from_output(self.generator),
+                             string_scorer=string_scorer)
+
+
 def _run(pipeline, loop):
     """Run the generation loop; end it cleanly on a fault or Ctrl-C, writing what was done."""
     interrupted = False
@@ -90,8 +137,6 @@ def _run(pipeline, loop):
 
 def generate(cfg, output_file, workers: int):
     """fairseq_cli.generate._main with the loop's post-processing in `workers` processes."""
-    from fairseq_cli.generate import get_symbols_to_strip_from_output
-
     logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
                         datefmt="%Y-%m-%d %H:%M:%S",
                         level=os.environ.get("LOGLEVEL", "INFO").upper(), stream=output_file)
@@ -102,44 +147,18 @@ def generate(cfg, output_file, workers: int):
     logger.info(cfg)
     use_cuda = _seed_and_device(cfg)
 
-    task = tasks.setup_task(cfg.task)
-    try:
-        src_dict = getattr(task, "source_dictionary", None)
-    except NotImplementedError:
-        src_dict = None
-    tgt_dict = task.target_dictionary
-    models, saved_cfg, overrides = _load(cfg, task, logger)
-    task.load_dataset(cfg.dataset.gen_subset, task_cfg=saved_cfg.task)
-    lms = [None]
-    if cfg.generation.lm_path is not None:
-        overrides["data"] = cfg.task.data
-        lms, _ = checkpoint_utils.load_model_ensemble([cfg.generation.lm_path],
-                                                      arg_overrides=overrides, task=None)
-    _prepare(cfg, chain(models, lms), use_cuda)
-    align_dict = utils.load_align_dict(cfg.generation.replace_unk)
-    itr = task.get_batch_iterator(
-        dataset=task.dataset(cfg.dataset.gen_subset), max_tokens=cfg.dataset.max_tokens,
-        max_sentences=cfg.dataset.batch_size,
-        max_positions=utils.resolve_max_positions(task.max_positions(),
-                                                  *[m.max_positions() for m in models]),
-        ignore_invalid_inputs=cfg.dataset.skip_invalid_size_inputs_valid_test,
-        required_batch_size_multiple=cfg.dataset.required_batch_size_multiple,
-        seed=cfg.common.seed, num_shards=cfg.distributed_training.distributed_world_size,
-        shard_id=cfg.distributed_training.distributed_rank,
-        num_workers=cfg.dataset.num_workers, data_buffer_size=cfg.dataset.data_buffer_size,
-    ).next_epoch_itr(shuffle=False)
+    setup = GenerationSetUp(cfg, logger, use_cuda)
+    task, models, generator = setup.task, setup.models, setup.generator
+    tgt_dict, align_dict = setup.tgt_dict, setup.align_dict
+    itr = setup.batch_iterator(cfg, num_shards=cfg.distributed_training.distributed_world_size,
+                               shard_id=cfg.distributed_training.distributed_rank
+                               ).next_epoch_itr(shuffle=False)
     progress = progress_bar.progress_bar(
         itr, log_format=cfg.common.log_format, log_interval=cfg.common.log_interval,
         default_log_format=("tqdm" if not cfg.common.no_progress_bar else "simple"))
     gen_timer = StopwatchMeter()
-    generator = task.build_generator(
-        models, cfg.generation,
-        extra_gen_cls_kwargs={"lm_model": lms[0], "lm_weight": cfg.generation.lm_weight})
     scorer = scoring.build_scorer(cfg.scoring, tgt_dict)
-    lines = GenerateLines(cfg, src_dict, tgt_dict, task.build_tokenizer(cfg.tokenizer),
-                          task.build_bpe(cfg.bpe), align_dict,
-                          get_symbols_to_strip_from_output(generator),
-                          string_scorer=hasattr(scorer, "add_string"))
+    lines = setup.lines(cfg, string_scorer=hasattr(scorer, "add_string"))
     pipeline = Pipeline(workers, lines, output_file, lambda s: add_to_scorer(scorer, s))
     logger.info(f"fairseq_fast: post-processing in {workers} worker processes")
     state = {"sentences": 0, "has_target": True}
