@@ -1,10 +1,11 @@
 """kernels/loader.py: signatures read from kernels.h, the ABI check, the build cache (lock,
-unique temporary files, key), the instruction-set levels and the switches."""
+unique temporary files, key), the instruction-set levels in one library and the switches."""
 import ctypes
 import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -12,10 +13,9 @@ import torch
 from fairseq_fast.kernels import loader
 
 CC = os.environ.get("CC", "cc")
-needs_simd = pytest.mark.skipif(loader.library("simd") is None, reason="no SIMD kernels here")
-needs_avx512 = pytest.mark.skipif(
-    not torch.backends.cpu.get_cpu_capability().startswith("AVX512"),
-    reason="the AVX2 build is compared with the AVX-512 one")
+needs_library = pytest.mark.skipif(loader.library() is None, reason="no C kernels here")
+needs_avx512 = pytest.mark.skipif(loader.cpu_level() != "avx512",
+                                  reason="every level is run on an AVX-512 CPU")
 
 
 def run(code: str, **env) -> subprocess.CompletedProcess:
@@ -43,13 +43,19 @@ def test_header_parser_reads_declarators_arrays_and_prototypes():
     assert ctypes.sizeof(structs["outer"]) == 2 * 24 + 4 + 4
 
 
-@needs_simd
-def test_every_declared_function_is_in_a_library_and_structs_match_c():
-    simd = loader.library("simd")
+@needs_library
+def test_every_declared_function_is_in_the_library_once_or_at_every_level():
+    lib = loader.library()
+    assert loader.built_levels(lib) == loader.buildable_levels()
     for name in loader.FUNCTIONS:
-        assert hasattr(simd, name), name
+        if hasattr(lib, name):  # a file compiled once
+            assert not any(hasattr(lib, f"{name}_{level}") for level in loader.LEVELS), name
+        else:
+            assert all(hasattr(lib, f"{name}_{level}") for level in loader.LEVELS), name
+    for name in ("sg_linear_f32", "fa_attend_f32", "dl_layer_f32", "bs_candidates_f32"):
+        assert not hasattr(lib, name)
     for name, cls in loader.STRUCTS.items():  # what load() checks, for every struct
-        assert simd.ff_struct_size(name.encode()) == ctypes.sizeof(cls)
+        assert lib.ff_struct_size(name.encode()) == ctypes.sizeof(cls)
 
 
 def _tiny_library(tmp_path, body: str):
@@ -73,11 +79,11 @@ def test_a_library_from_another_header_is_refused(tmp_path):
 
 def test_concurrent_first_builds_make_one_file(tmp_path):
     """Two processes building the same library into an empty cache at once: both load it, one
-    file is built, no temporary file is left."""
+    process compiles, one file is built, no temporary file is left."""
     code = ("from fairseq_fast.kernels import loader\n"
-            "assert loader.library('portable') is not None\n")
+            "assert loader.load(loader.build(levels=['generic'])) is not None\n")
     log, wrapper, cache = tmp_path / "compiles", tmp_path / "cc", tmp_path / "cache"
-    wrapper.write_text(f'#!/bin/sh\n[ "$1" = --version ] || echo compile >> {log}\n'
+    wrapper.write_text(f'#!/bin/sh\n[ "$1" = --version ] || echo $PPID >> {log}\n'
                        f'exec {CC} "$@"\n')
     wrapper.chmod(0o755)
     env = {**os.environ, "FAIRSEQ_FAST_CACHE": str(cache), "CC": str(wrapper)}
@@ -85,60 +91,94 @@ def test_concurrent_first_builds_make_one_file(tmp_path):
              for _ in range(2)]
     for p in procs:
         assert p.wait() == 0, p.stderr.read().decode()[-2000:]
-    assert log.read_text().split() == ["compile"]  # the second waited for the first's file
+    compiled_by = log.read_text().split()
+    # abi.c + 5 kernel files at one level, linked: all by the process that came first
+    assert len(compiled_by) == 7 and len(set(compiled_by)) == 1
     built = [f.name for f in cache.iterdir() if f.name != ".build.lock"]
-    assert len(built) == 1 and built[0].startswith("portable-") and built[0].endswith(".so")
+    assert len(built) == 1 and built[0].startswith("kernels-") and built[0].endswith(".so")
 
 
-def test_cache_key_names_the_flags(tmp_path, monkeypatch):
+def test_cache_key_names_the_flags_and_the_levels(tmp_path, monkeypatch):
     monkeypatch.setenv("FAIRSEQ_FAST_CACHE", str(tmp_path))
-    flags = loader.flags("portable")
-    a = loader.build("portable", flags)
-    b = loader.build("portable", flags + ["-DFF_UNUSED_FLAG"])
-    assert a != b and a.exists() and b.exists()
-    assert loader.build("portable", flags) == a  # cached
+    a = loader.build(levels=())
+    b = loader.build(loader.COMMON_FLAGS + ["-DFF_UNUSED_FLAG"], levels=())
+    c = loader.build(levels=["generic"])
+    assert len({a, b, c}) == 3 and all(f.exists() for f in (a, b, c))
+    assert loader.build(levels=()) == a  # cached
+    assert not hasattr(loader.load(a), "sg_block_generic")  # abi.c alone
+    assert loader.load(c).sg_block_generic() > 0
 
 
-@needs_simd
+def _linear_at(level, x, w, b, half=False):
+    """small_gemm's linear through `level`'s kernel (rows at once)."""
+    block = loader.variant("sg_block", level)()
+    if half:
+        w = w.half()
+    blocks = -(-w.shape[0] // block)
+    padded = w.new_zeros(blocks * block, w.shape[1])
+    padded[:w.shape[0]] = w
+    packed = padded.view(blocks, block, -1).transpose(1, 2).contiguous()
+    y = x.new_empty(x.shape[0], w.shape[0])
+    loader.variant("sg_linear_f16" if half else "sg_linear_f32", level)(
+        x.data_ptr(), x.shape[0], x.shape[1], packed.data_ptr(), b.data_ptr(), y.data_ptr(),
+        w.shape[0], None, 0, 2)
+    return y
+
+
+@needs_library
 @needs_avx512
-def test_avx2_build_gives_the_avx512_builds_bits(tmp_path):
-    """ATEN_CPU_CAPABILITY=avx2 (as torch's own kernels) selects the x86-64-v3 build: the same
-    results bit for bit (one float32 accumulator per output in k order, either width)."""
-    code = """
-        import sys, torch
-        from fairseq_fast.kernels import loader, small_gemm
-        torch.manual_seed(0)
-        x, w, b = torch.randn(7, 200), torch.randn(130, 200), torch.randn(130)
-        print(" ".join(loader.flags("simd")))
-        torch.save(small_gemm.linear(x, small_gemm.pack(w), b), sys.argv[1])
-    """
-    outputs = []
-    for level in ("avx2", "avx512"):
-        path = tmp_path / f"{level}.pt"
-        done = subprocess.run([sys.executable, "-c", textwrap.dedent(code), str(path)],
-                              env={**os.environ, "ATEN_CPU_CAPABILITY": level},
-                              capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr[-3000:]
-        assert ("-march=x86-64-v3" if level == "avx2" else "-march=x86-64-v4") in done.stdout
-        outputs.append(torch.load(path))
-    assert torch.equal(outputs[0], outputs[1])
+@pytest.mark.parametrize("half", [False, True])
+def test_every_level_in_one_library_avx_levels_give_the_same_bits(half):
+    """One library holds all three levels: AVX-512 and AVX2 give the same bits (one float32
+    accumulator per output in k order, fused multiply-adds, either width); the generic level
+    agrees up to rounding (it rounds each product)."""
+    torch.manual_seed(0)
+    x, w, b = torch.randn(13, 200), torch.randn(130, 200), torch.randn(130)
+    if half:
+        w = w.half().float()
+    got = {level: _linear_at(level, x, w, b, half) for level in loader.LEVELS}
+    assert torch.equal(got["avx512"], got["avx2"])
+    want = torch.nn.functional.linear(x.double(), w.double(), b.double()).float()
+    for level, y in got.items():
+        torch.testing.assert_close(y, want, rtol=1e-5, atol=1e-5, msg=level)
+    assert not torch.equal(got["generic"], got["avx2"])  # products rounded: its own last bits
 
 
-def test_without_avx2_the_portable_kernels_still_run():
+def test_level_follows_torchs_cpu_capability_and_every_kernel_test_passes_at_generic():
+    """ATEN_CPU_CAPABILITY picks the level as it picks torch's kernels; at the generic level
+    (any CPU) the kernel tests pass: matmul, attention and fused layers against torch and
+    fairseq, results independent of rows, threads and storage, float32 generation against
+    stock."""
+    code = "from fairseq_fast.kernels import loader; print(loader.level())"
+    if loader.cpu_level() == "avx512":
+        assert run(code, ATEN_CPU_CAPABILITY="avx2").stdout.split()[-1] == "avx2"
+    assert run(code, ATEN_CPU_CAPABILITY="default").stdout.split()[-1] == "generic"
+    here = Path(__file__).parent
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         *(str(here / f) for f in ("test_packed_linear.py", "test_cpu_attention.py",
+                                   "test_fused_layer.py"))],
+        env={**os.environ, "ATEN_CPU_CAPABILITY": "default"}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert " passed" in done.stdout and "skipped" not in done.stdout
+
+
+@needs_avx512
+def test_a_level_the_compiler_cannot_build_gives_way_to_the_next(tmp_path):
+    """A compiler without -march=x86-64-v4: one warning, the library without that level, and an
+    AVX-512 CPU runs the AVX2 level."""
+    wrapper = tmp_path / "cc"
+    wrapper.write_text('#!/bin/sh\ncase "$*" in *x86-64-v4*) echo "error: bad -march" >&2; '
+                       f'exit 1;; esac\nexec {CC} "$@"\n')
+    wrapper.chmod(0o755)
     done = run("""
-        import logging, torch
+        import logging
         logging.basicConfig(level=logging.INFO)
-        from fairseq_fast.kernels import cpu_attention, loader, small_gemm
-        from fairseq_fast.generators.beam_search import NO_RULE, candidates, candidates_torch
-        assert loader.library("simd") is None and not small_gemm.available()
-        assert not cpu_attention.usable(torch.zeros(1, 1, 1, 16))
-        assert loader.typed("bs_candidates", torch.zeros(2, 8)) is not None
-        lprobs = torch.randn(4, 30).log_softmax(-1)
-        got = candidates(lprobs.clone(), None, 2, 2, 1, 3, 0.0, 2, NO_RULE)
-        want = candidates_torch(lprobs.clone(), None, 2, 2, 4, 1, 3, 0.0, 2, NO_RULE)
-        assert all(torch.equal(g, w) for g, w in zip(got, want))
-    """, ATEN_CPU_CAPABILITY="default")
-    assert done.stderr.count("SIMD kernels unavailable") == 1
+        from fairseq_fast.kernels import loader, small_gemm
+        assert loader.built_levels(loader.library()) == ["avx2", "generic"]
+        assert loader.level() == "avx2" and small_gemm.available()
+    """, CC=str(wrapper), FAIRSEQ_FAST_CACHE=str(tmp_path / "cache"))
+    assert done.stderr.count("kernels for avx512 not built") == 1
 
 
 def test_one_switch_turns_every_kernel_off_and_another_only_the_matmul():
@@ -150,7 +190,7 @@ def test_one_switch_turns_every_kernel_off_and_another_only_the_matmul():
         assert all(loader.function(name) is None for name in loader.FUNCTIONS)
     """, FAIRSEQ_FAST_KERNELS="0")
     assert "C kernels off (FAIRSEQ_FAST_KERNELS=0)" in done.stderr
-    if loader.library("simd") is not None:
+    if loader.library() is not None:
         run("""
             import torch
             from fairseq_fast.kernels import cpu_attention, small_gemm

@@ -276,7 +276,7 @@ def test_float32_generation_with_packed_linears_equals_stock(seed):
 
 
 def test_kernel_that_cannot_be_built_is_a_warning_and_packed_linear_falls_back(tmp_path):
-    """No C compiler: one warning per library, no kernel, calls take oneDNN / F.linear (and
+    """No C compiler: one warning, no kernel, calls take oneDNN / F.linear (and
     attention torch's ops)."""
     import subprocess
     import sys
@@ -297,7 +297,6 @@ def test_kernel_that_cannot_be_built_is_a_warning_and_packed_linear_falls_back(t
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("fairseq_fast: C kernels unavailable") == 1
-    assert done.stderr.count("fairseq_fast: portable C kernels") == 1
     assert not list((tmp_path / "cache").glob("*.so"))
 
 def test_changed_private_onednn_op_means_f_linear(monkeypatch):

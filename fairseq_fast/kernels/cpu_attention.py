@@ -8,8 +8,8 @@ A decoder step attends with a few queries per row over a few dozen keys. In torc
 batched matmuls, a masked fill, a softmax and the transposes around them, each a tiny op whose
 set-up costs more than its arithmetic (a [32, 5, 64] x [32, 64, 51] batched matmul is a few
 hundred thousand multiply-adds, tens of microseconds of dispatch). csrc/attention.c does the
-whole thing in one pass per (row, head), in the SIMD library loader.py builds (switched off with
-the other kernels by FAIRSEQ_FAST_KERNELS=0).
+whole thing in one pass per (row, head), in the library loader.py builds (switched off with the
+other kernels by FAIRSEQ_FAST_KERNELS=0).
 
 Masks are described, not materialised: `start` [B] for causal self-attention over a cache (query
 j of row b sees keys t <= start[b] + j), `pad` [B / group, T] bool for source padding. Masked keys

@@ -4,43 +4,47 @@
     fn = loader.typed("bs_candidates", x)     # the _f32 / _f64 variant for x, or None
     Layer = loader.struct("dl_layer")         # a ctypes.Structure built from kernels.h
 
-Two libraries, each compiled on first use with the system C compiler ($CC, default cc) into
-$FAIRSEQ_FAST_CACHE (default ~/.cache/fairseq_fast):
+One library, compiled on first use with the system C compiler ($CC, default cc) into
+$FAIRSEQ_FAST_CACHE (default ~/.cache/fairseq_fast). Every kernel file is compiled once per
+instruction-set level, its exported names suffixed with the level (abi.c once):
 
-    simd      every csrc/*.c file, for the best instruction-set level the CPU has:
-              x86-64-v4 (AVX-512) or x86-64-v3 (AVX2, FMA, F16C); chosen when the library is
-              loaded, as torch chooses its own kernels (torch.backends.cpu.get_cpu_capability,
-              so ATEN_CPU_CAPABILITY=avx2 selects the AVX2 build here too)
-    portable  the kernels that need no SIMD (beam_step.c, ngram_block.c) for any CPU the
-              compiler targets: they run where the SIMD library cannot be built
+    avx512    -march=x86-64-v4 (AVX-512)                     x86-64 only
+    avx2      -march=x86-64-v3 (AVX2, FMA, F16C)             x86-64 only
+    generic   plain C vectors (csrc/vec_generic.h), any CPU the compiler targets
 
-A function is taken from the SIMD library where it has it, else from the portable one.
+So one cached file serves every CPU. Which level runs is chosen when the library is loaded, as
+torch chooses its own kernels (torch.backends.cpu.get_cpu_capability(): ATEN_CPU_CAPABILITY=avx2
+selects the AVX2 level, =default the generic one); a level the compiler could not build gives way
+to the next one down. The AVX levels give the same bits; the generic one rounds products before
+adding them (no FMA there), so its last bits are its own (vec_generic.h).
 
-A cached file is named by a hash of the sources, kernels.h, the compiler's version, the flags and
-the ABI version, never by the machine: a build serves every CPU of its level, so a cache in a
-shared home folder is safe. A build holds a file lock (two processes or threads build once) and
-writes a unique temporary file that is renamed into place.
+A cached file is named by a hash of the sources, the headers, the compiler's version, the flags
+and the ABI version, never by the machine, so a cache in a shared home folder is safe. A build
+holds a file lock (two processes or threads build once) and writes a unique temporary file that
+is renamed into place.
 
 Signatures are written once, in csrc/kernels.h: the C files include it, so the compiler checks
 every definition against it, and this module reads it to declare each function's argument types
-to ctypes and to build the structs. Each library exports ff_abi_version() and its structs'
+to ctypes and to build the structs. The library exports ff_abi_version() and its structs'
 sizes; one whose version is not kernels.h's, or whose struct sizes are not those of the structs
 read from kernels.h, is refused (one warning, torch's ops instead).
 
-FAIRSEQ_FAST_KERNELS=0 switches every kernel off (callers use torch's ops). Where a library
-cannot be built (no compiler, no AVX2) one warning says why and callers use torch's ops.
+FAIRSEQ_FAST_KERNELS=0 switches every kernel off (callers use torch's ops). Where the library
+cannot be built (no compiler) one warning says why and callers use torch's ops.
 """
 import ctypes
 import fcntl
 import hashlib
 import logging
 import os
+import platform
 import re
 import subprocess
 import tempfile
 import threading
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from concurrent.futures import ThreadPoolExecutor
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch  # first: the kernels' OpenMP then binds to the libgomp torch has loaded
 from torch import Tensor
@@ -50,14 +54,18 @@ logger = logging.getLogger("fairseq_fast")
 CSRC = Path(__file__).with_name("csrc")
 HEADER = CSRC / "kernels.h"
 OFF_ENV = "FAIRSEQ_FAST_KERNELS"
-LIBRARIES = {
-    "simd": ("small_gemm.c", "attention.c", "decoder_layer.c", "beam_step.c", "ngram_block.c",
-             "abi.c"),
-    "portable": ("beam_step.c", "ngram_block.c", "abi.c"),
-}
+LEVEL_SOURCES = ("small_gemm.c", "attention.c", "decoder_layer.c", "beam_step.c",
+                 "ngram_block.c")  # once per level
+SHARED_SOURCES = ("abi.c",)  # once, for any CPU
+X86 = platform.machine().lower() in ("x86_64", "amd64")
+BASELINE = ["-march=x86-64"] if X86 else []  # whatever the compiler's own default
+# best first; each level's flags (generic: no FMA contraction, so a*b+c rounds the same everywhere)
+LEVELS = {"avx512": ["-march=x86-64-v4"], "avx2": ["-march=x86-64-v3"],
+          "generic": BASELINE + ["-DFF_GENERIC", "-ffp-contract=off"]}
+COMMON_FLAGS = ["-O3", "-fopenmp", "-fPIC"]
 
 _lock = threading.Lock()
-_loaded: Dict[str, Optional[ctypes.CDLL]] = {}
+_loaded: list = []  # [the library or None], once loaded
 _functions: dict = {}  # name -> ctypes function or None, looked up once
 _UNKNOWN = object()
 
@@ -126,32 +134,53 @@ def cache_dir() -> Path:
                 or Path.home() / ".cache" / "fairseq_fast")
 
 
-def flags(library: str) -> Optional[List[str]]:
-    """The compiler flags of `library` for the CPU torch reports; None where it cannot run."""
-    common = ["-O3", "-fopenmp", "-shared", "-fPIC"]
-    if library == "portable":
-        return common
-    capability = torch.backends.cpu.get_cpu_capability()  # what torch's own kernels use here
-    if capability.startswith("AVX512"):
-        return common + ["-march=x86-64-v4"]
-    if capability == "AVX2":
-        return common + ["-march=x86-64-v3"]
-    return None  # not x86, or an x86 CPU without AVX2
+def buildable_levels() -> List[str]:
+    """The levels the compiler is asked for: all three on x86-64, else generic."""
+    return list(LEVELS) if X86 else ["generic"]
 
 
-def build(library: str, compiler_flags: List[str]) -> Path:
-    """The cached library file, compiled first if it is not in the cache."""
+def cpu_level() -> str:
+    """The best level this CPU runs, from the capability torch's own kernels use here."""
+    capability = torch.backends.cpu.get_cpu_capability()
+    if X86 and capability.startswith("AVX512"):
+        return "avx512"
+    if X86 and capability == "AVX2":
+        return "avx2"
+    return "generic"
+
+
+def _renames(level: str) -> List[str]:
+    """-D flags giving every name kernels.h declares the suffix _<level> in one level's objects
+    (calls between the files then stay within the level)."""
+    return [f"-D{name}={name}_{level}" for name in FUNCTIONS]
+
+
+def _compile(cc: str, args: List[str]) -> Optional[str]:
+    """None, or the compiler's first error line."""
+    done = subprocess.run([cc, *args], capture_output=True, text=True)
+    if done.returncode == 0:
+        return None
+    lines = done.stderr.strip().splitlines() or ["?"]
+    return next((line for line in lines if "error" in line), lines[0]).strip()
+
+
+def build(compiler_flags: Sequence[str] = tuple(COMMON_FLAGS),
+          levels: Optional[Sequence[str]] = None) -> Path:
+    """The cached library file, compiled first if it is not in the cache. `levels` (default:
+    buildable_levels()) are the levels to compile the kernel files for; a level the compiler
+    cannot build is left out with a warning (an old compiler without -march=x86-64-v4)."""
+    levels = buildable_levels() if levels is None else list(levels)
     cc = os.environ.get("CC", "cc")
     version = subprocess.run([cc, "--version"], capture_output=True, text=True,
                              check=True).stdout
-    sources = [CSRC / name for name in LIBRARIES[library]]
     key = hashlib.sha1()
-    for part in ([f.read_bytes() for f in sources] + [HEADER.read_bytes(), version.encode(),
-                                                       " ".join(compiler_flags).encode(),
-                                                       str(ABI_VERSION).encode()]):
+    sources = sorted(CSRC.glob("*.[ch]"))
+    for part in ([f.read_bytes() for f in sources] + [
+            version.encode(), " ".join(compiler_flags).encode(), str(ABI_VERSION).encode()] +
+            [f"{level}: {' '.join(LEVELS[level])}".encode() for level in levels]):
         key.update(hashlib.sha1(part).digest())
     folder = cache_dir()
-    target = folder / f"{library}-{key.hexdigest()[:16]}.so"
+    target = folder / f"kernels-{key.hexdigest()[:16]}.so"
     if target.exists():
         return target
     folder.mkdir(parents=True, exist_ok=True)
@@ -159,19 +188,30 @@ def build(library: str, compiler_flags: List[str]) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if target.exists():  # built by another process while this one waited
             return target
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{library}-", suffix=".so")
-        os.close(fd)
-        try:
-            done = subprocess.run([cc, *compiler_flags, f"-I{CSRC}", *map(str, sources), "-o",
-                                   tmp], capture_output=True, text=True)
-            if done.returncode != 0:
-                first = next((line for line in done.stderr.splitlines() if "error" in line),
-                             (done.stderr.strip().splitlines() or ["?"])[0])
-                raise RuntimeError(f"{cc} failed: {first.strip()}")
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as tmp:
+            jobs = {}  # object file -> (level or None, compiler arguments)
+            base = [*compiler_flags, f"-I{CSRC}", "-c"]
+            for name in SHARED_SOURCES:
+                jobs[f"{tmp}/{name}.o"] = (None, [*base, *BASELINE, str(CSRC / name)])
+            for level in levels:
+                for name in LEVEL_SOURCES:
+                    jobs[f"{tmp}/{level}-{name}.o"] = (level, [*base, *LEVELS[level],
+                                                               *_renames(level), str(CSRC / name)])
+            with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+                errors = dict(zip(jobs, pool.map(
+                    lambda obj: _compile(cc, [*jobs[obj][1], "-o", obj]), jobs)))
+            failed = {jobs[o][0]: e for o, e in errors.items() if e is not None}
+            if None in failed:
+                raise RuntimeError(f"{cc} failed: {failed[None]}")
+            for level, error in failed.items():
+                logger.warning("fairseq_fast: kernels for %s not built (%s failed: %s)", level,
+                               cc, error)
+            objects = [o for o, (level, _) in jobs.items() if level not in failed]
+            linked = f"{tmp}/kernels.so"
+            error = _compile(cc, [*compiler_flags, "-shared", *objects, "-o", linked])
+            if error is not None:
+                raise RuntimeError(f"{cc} failed: {error}")
+            os.replace(linked, target)
     return target
 
 
@@ -185,9 +225,10 @@ def load(path: Path) -> ctypes.CDLL:
     if found != ABI_VERSION:
         raise RuntimeError(f"{path.name} has kernel ABI {found}, kernels.h {ABI_VERSION}")
     for name, (restype, argtypes) in FUNCTIONS.items():
-        fn = getattr(lib, name, None)
-        if fn is not None:
-            fn.restype, fn.argtypes = restype, argtypes
+        for symbol in [name] + [f"{name}_{level}" for level in LEVELS]:
+            fn = getattr(lib, symbol, None)
+            if fn is not None:
+                fn.restype, fn.argtypes = restype, argtypes
     for name, cls in STRUCTS.items():
         size = lib.ff_struct_size(name.encode())
         if size != ctypes.sizeof(cls):
@@ -200,44 +241,56 @@ def enabled() -> bool:
     return os.environ.get(OFF_ENV, "1") != "0"
 
 
-def library(name: str) -> Optional[ctypes.CDLL]:
-    """The library `name` ("simd" or "portable"), built and loaded once per process; None where
-    it is off or cannot be built here (said once)."""
+def library() -> Optional[ctypes.CDLL]:
+    """The kernel library, built and loaded once per process; None where it is off or cannot
+    be built here (said once)."""
     with _lock:
-        if name in _loaded:
-            return _loaded[name]
+        if _loaded:
+            return _loaded[0]
         lib = None
-        compiler_flags = flags(name)
         if not enabled():
-            if name == "simd":
-                logger.info(f"fairseq_fast: C kernels off ({OFF_ENV}=0)")
-        elif compiler_flags is None:
-            logger.warning("fairseq_fast: SIMD kernels unavailable (they need AVX2; torch "
-                           "reports CPU capability %s); the decoder's matmuls, attention and "
-                           "layers use torch's ops (slower)",
-                           torch.backends.cpu.get_cpu_capability())
+            logger.info(f"fairseq_fast: C kernels off ({OFF_ENV}=0)")
         else:
             try:
-                lib = load(build(name, compiler_flags))
+                lib = load(build())
             except (OSError, RuntimeError, subprocess.SubprocessError) as e:
-                what = ("C kernels" if name == "simd"
-                        else "portable C kernels (beam candidates, n-gram blocking)")
-                logger.warning("fairseq_fast: %s unavailable (%s); torch's ops run instead "
-                               "(slower)", what, e)
-        _loaded[name] = lib
+                logger.warning("fairseq_fast: C kernels unavailable (%s); torch's ops run "
+                               "instead (slower)", e)
+        _loaded.append(lib)
         return lib
 
 
+def built_levels(lib: ctypes.CDLL) -> List[str]:
+    return [level for level in LEVELS if hasattr(lib, f"sg_block_{level}")]
+
+
+def level() -> Optional[str]:
+    """The level whose kernels run here: the CPU's, or the best built one below it; None
+    without the library."""
+    lib = library()
+    if lib is None:
+        return None
+    levels = list(LEVELS)
+    built = built_levels(lib)
+    return next((lv for lv in levels[levels.index(cpu_level()):] if lv in built), None)
+
+
+def variant(name: str, at_level: Optional[str]):
+    """Kernel `name` as compiled for `at_level` (None: a file compiled once), or None."""
+    lib = library()
+    if lib is None:
+        return None
+    return getattr(lib, name if at_level is None else f"{name}_{at_level}", None)
+
+
 def function(name: str):
-    """The kernel `name` (SIMD library first, then the portable one), or None."""
+    """The kernel `name` at this CPU's level (or the one compiled for every level), or None."""
     fn = _functions.get(name, _UNKNOWN)
     if fn is _UNKNOWN:
-        fn = None
-        for lib_name in LIBRARIES:
-            lib = library(lib_name)
-            if lib is not None and hasattr(lib, name):
-                fn = getattr(lib, name)
-                break
+        at = level()
+        fn = variant(name, at) if at is not None else None
+        if fn is None:
+            fn = variant(name, None)
         _functions[name] = fn
     return fn
 

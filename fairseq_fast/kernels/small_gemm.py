@@ -21,12 +21,12 @@ same products (float16 -> float32 is exact), so the same results bit for bit. A 
 instead, so the FMA ports do not convert the same block again for every group of rows.
 
 Numerics: every output is one float32 accumulator over k in order with fused multiply-adds, then
-+ bias, whatever the row count, thread count or instruction set; it differs from F.linear's
-summation order in the last bits (~1e-6 relative), as oneDNN's does.
++ bias, whatever the row count, thread count or AVX level (the generic C level, for CPUs without
+AVX2, rounds each product instead: its own last bits, as independent of the split); it differs
+from F.linear's summation order in the last bits (~1e-6 relative), as oneDNN's does.
 
-The C source is built and loaded by loader.py (the SIMD library). Where it is not there (no
-compiler, no AVX2, FAIRSEQ_FAST_KERNELS=0) or FAIRSEQ_FAST_SMALL_GEMM=0 turns this kernel alone
-off, `available()` is False and callers use oneDNN / F.linear (same outputs up to rounding,
+The C source is built and loaded by loader.py. Where it is not there (no compiler,
+FAIRSEQ_FAST_KERNELS=0) or FAIRSEQ_FAST_SMALL_GEMM=0 turns this kernel alone off, `available()` is False and callers use oneDNN / F.linear (same outputs up to rounding,
 slower).
 """
 import logging

@@ -1,7 +1,7 @@
 /* attention.c: softmax(q k^T + mask) v for a decoder step, one call for all rows and heads.
  *
- * Built into the SIMD library by loader.py and called through ctypes
- * (cpu_attention.py). A decoder step attends with a few queries per row (a verify window, one
+ * Built by loader.py once per instruction-set level (AVX-512, AVX2, generic C: the macros below)
+ * into one library, and called through ctypes (cpu_attention.py). A decoder step attends with a few queries per row (a verify window, one
  * token per beam) over a few dozen keys: torch spends most of such a call in per-op set-up
  * (two batched matmuls, a masked fill, a softmax, the transposes between them); here one pass per
  * (row, head) keeps the scores in a small buffer.
@@ -29,14 +29,14 @@
  * keys of the weighted sum), so the last bits differ from a key-by-key order, as torch's own
  * kernels differ from each other.
  */
-#include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
-
-#include "kernels.h"
 #include <string.h>
 
-#if defined(__AVX512F__)
+#include "kernels.h"
+
+#if defined(__AVX512F__) && !defined(FF_GENERIC)
+#include <immintrin.h>
 #define LANES 16
 typedef __m512 vec;
 #define LOAD(p) _mm512_loadu_ps(p)
@@ -79,7 +79,8 @@ static inline void hsum4(vec a0, vec a1, vec a2, vec a3, float *s) {
 #define LOAD_TAIL(p, n, fill) _mm512_mask_loadu_ps(fill, TAIL_MASK(n), p)
 #define STORE_TAIL(p, v, n) _mm512_mask_storeu_ps(p, TAIL_MASK(n), v)
 #define KEEP_TAIL(v, n) _mm512_maskz_mov_ps(TAIL_MASK(n), v)
-#elif defined(__AVX2__) && defined(__FMA__)
+#elif defined(__AVX2__) && defined(__FMA__) && !defined(FF_GENERIC)
+#include <immintrin.h>
 #define LANES 8
 typedef __m256 vec;
 #define LOAD(p) _mm256_loadu_ps(p)
@@ -121,8 +122,28 @@ static inline __m256i tail_mask(int64_t n) {
   _mm256_blendv_ps(fill, _mm256_maskload_ps(p, tail_mask(n)), _mm256_castsi256_ps(tail_mask(n)))
 #define STORE_TAIL(p, v, n) _mm256_maskstore_ps(p, tail_mask(n), v)
 #define KEEP_TAIL(v, n) _mm256_and_ps(v, _mm256_castsi256_ps(tail_mask(n)))
-#else
-#error "attention.c needs AVX-512 or AVX2 with FMA"
+#else /* generic C (vec_generic.h) */
+#include "vec_generic.h"
+#define LOAD(p) v_load(p)
+#define STORE(p, v) v_store(p, v)
+#define SPLAT(x) v_splat(x)
+#define FMADD(a, b, c) v_fmadd(a, b, c)
+#define ADD(a, b) v_add(a, b)
+#define SUB(a, b) v_sub(a, b)
+#define MUL(a, b) v_mul(a, b)
+#define MAX(a, b) v_max(a, b) /* b where either is NaN */
+#define ZERO() v_zero()
+#define HSUM(v) v_hsum(v)
+#define HMAX(v) v_hmax(v)
+static inline void hsum4(vec a0, vec a1, vec a2, vec a3, float *s) {
+  s[0] = v_hsum(a0), s[1] = v_hsum(a1), s[2] = v_hsum(a2), s[3] = v_hsum(a3);
+}
+#define FLOOR(v) v_floor(v)
+#define POW2(n) v_pow2(n)
+#define ZERO_BELOW(v, x, lim) v_zero_below(v, x, lim)
+#define LOAD_TAIL(p, n, fill) v_load_tail(p, n, fill)
+#define STORE_TAIL(p, v, n) v_store_tail(p, v, n)
+#define KEEP_TAIL(v, n) v_keep_tail(v, n)
 #endif
 
 /* exp(x) for x <= 0, LANES at a time; 0 below -87 (torch would give a denormal there: < 2e-38) */

@@ -1,7 +1,7 @@
 /* beam_step.c: a beam-search step's candidates in one pass over the log-probs (CPU).
  *
- * Built into both libraries by loader.py (portable C: it runs without SIMD too), called by
- * beam_search.py.
+ * Built by loader.py at every instruction-set level (plain C, vectorised where the level has
+ * AVX), called by beam_search.py.
  * fairseq's SequenceGenerator edits a step's log-probs [rows, V] (NaN -> -inf, pad -> -inf,
  * unk -= penalty, only EOS at max_len, no EOS before min_len), then search.BeamSearch adds each
  * row's cumulative score and takes the top k over beam x V per sentence: six passes over

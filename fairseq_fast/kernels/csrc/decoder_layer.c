@@ -1,6 +1,6 @@
 /* decoder_layer.c: one fairseq TransformerDecoderLayer step in one call (float32, CPU).
  *
- * Built with small_gemm.c and attention.c into the SIMD library (loader.py), called by
+ * Built with small_gemm.c and attention.c at every instruction-set level (loader.py), called by
  * fused_layer.py for decoder layers and (without cross attention, not causal) encoder layers.
  * A decoder step on a small model is dozens of tiny tensor ops per layer; each costs tens of
  * microseconds inside a real step (its data and the dispatcher's code evicted by the weights

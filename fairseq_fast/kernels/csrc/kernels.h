@@ -92,7 +92,7 @@ void ng_block_f32(const int64_t *tokens, int64_t tok_ld, int64_t rows, int64_t l
 void ng_block_f64(const int64_t *tokens, int64_t tok_ld, int64_t rows, int64_t len, int64_t n,
                   double *lprobs, int64_t ld, int64_t vocab, int threads);
 
-/* Between the files of the SIMD library, not called from Python: the work-sharing bodies that
+/* Between the files of one level, not called from Python: the work-sharing bodies that
  * decoder_layer.c calls inside its own parallel region (each ends with a barrier). */
 void sg_linear_f32_units(const float *x, int64_t R, int64_t K, const float *p,
                          const float *bias, float *y, int64_t N, const float *res, int relu);

@@ -1,6 +1,6 @@
 /* ngram_block.c: the no-repeat-n-gram rule for one step of many rows, in place (CPU).
  *
- * Built into both libraries by loader.py (portable C), called by ngram_blocker.py
+ * Built by loader.py at every instruction-set level (plain C), called by ngram_blocker.py
  * (`block_last_ngrams`) for fairseq's generators on CPU. The rule is ngram_blocker.py's (fairseq's
  * CUDA kernel's): after tokens[0 .. len-1] of a row, every window tokens[c .. c+n-2],
  * c <= len-n, equal to the suffix tokens[len-n+1 .. len-1] bans tokens[c+n-1] (-inf). A row is a

@@ -1,14 +1,16 @@
 /* small_gemm.c: y[r, o] = sum_k x[r, k] * w[o, k] (+ b[o]) for a few rows (a decoder step).
  *
- * Built into the SIMD library by loader.py (x86-64-v4 or v3) and called through ctypes
- * (small_gemm.py). The weight is packed once (small_gemm.py) into blocks of BLOCK output features:
+ * Built by loader.py once per instruction-set level (AVX-512, AVX2, generic C: the macros below)
+ * into one library, and called through ctypes (small_gemm.py). The weight is packed once (small_gemm.py) into blocks of BLOCK output features:
  * p[block][k][j] = w[block * BLOCK + j][k], zero-padded past the last output; as float32, or as
  * float16 when every weight is a float16 value (then the float32 products are the same numbers:
  * float16 -> float32 is exact).
  *
  * Each output is one accumulator that adds x[r, k] * w[o, k] for k = 0, 1, ... in order with fused
- * multiply-adds, then the bias: the same operations for any row count, thread count, instruction
- * set, weight storage and chunking (below), so results never depend on how a call was split.
+ * multiply-adds, then the bias: the same operations for any row count, thread count, weight
+ * storage and chunking (below), so results never depend on how a call was split. The AVX-512 and
+ * AVX2 levels give the same bits; the generic level rounds each product before adding it
+ * (vec_generic.h), so its last bits are its own.
  *
  * Memory and arithmetic overlap: a block read by one row group (batch 1, a verify window) is
  * streamed with software prefetch a few k-steps ahead; a block read by several row groups is
@@ -20,14 +22,14 @@
  * same float32 operation torch's add / relu would apply to the stored result, so fusing them
  * changes no bit; it saves the decoder a tensor op per use.
  */
-#include <immintrin.h>
 #include <omp.h>
 #include <stdint.h>
-
-#include "kernels.h"
 #include <stdlib.h>
 
-#if defined(__AVX512F__)
+#include "kernels.h"
+
+#if defined(__AVX512F__) && !defined(FF_GENERIC)
+#include <immintrin.h>
 #define LANES 16
 #define ROWS 6 /* 6 rows x 4 vectors = 24 accumulators + 4 weights + 1 broadcast <= 32 zmm */
 typedef __m512 vec;
@@ -39,7 +41,8 @@ typedef __m512 vec;
 #define ADD(a, b) _mm512_add_ps(a, b)
 #define STORE(p, v) _mm512_storeu_ps(p, v)
 #define RELU(v) _mm512_max_ps(_mm512_setzero_ps(), v) /* NaN stays NaN (second operand) */
-#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) && !defined(FF_GENERIC)
+#include <immintrin.h>
 #define LANES 8
 #define ROWS 2 /* 2 x 4 accumulators + 4 weights + 1 broadcast <= 16 ymm */
 typedef __m256 vec;
@@ -51,8 +54,17 @@ typedef __m256 vec;
 #define ADD(a, b) _mm256_add_ps(a, b)
 #define STORE(p, v) _mm256_storeu_ps(p, v)
 #define RELU(v) _mm256_max_ps(_mm256_setzero_ps(), v) /* NaN stays NaN (second operand) */
-#else
-#error "small_gemm needs AVX-512 or AVX2 with FMA and F16C"
+#else /* generic C (vec_generic.h) */
+#include "vec_generic.h"
+#define ROWS 2
+#define LOAD_F32(p) v_load(p)
+#define LOAD_F16(p) v_load_f16(p)
+#define SPLAT(v) v_splat(v)
+#define FMADD(a, b, c) v_fmadd(a, b, c)
+#define ZERO() v_zero()
+#define ADD(a, b) v_add(a, b)
+#define STORE(p, v) v_store(p, v)
+#define RELU(v) v_max(v_zero(), v) /* NaN stays NaN (second operand) */
 #endif
 #define BLOCK (4 * LANES)
 
@@ -83,7 +95,7 @@ typedef __m256 vec;
   do {                                                                                         \
     const char *at = (const char *)((wk) + (pf) * BLOCK);                                      \
     for (int l = 0; l < (int)(BLOCK * sizeof(WTYPE)); l += 64)                                 \
-      _mm_prefetch(at + l, _MM_HINT_T1);                                                       \
+      __builtin_prefetch(at + l, 0, 2); /* into L2 (prefetcht1 on x86) */                      \
   } while (0)
 
 int sg_block(void) { return BLOCK; }
