@@ -234,6 +234,25 @@ def test_next_batches_reuse_the_cache_and_still_equal_stock(monkeypatch):
     assert third.self_k.size(1) == 12 and third.self_k.data_ptr() != first.self_k.data_ptr()
 
 
+def test_reused_buffers_are_zeroed_without_origins_and_taken_as_they_are_with():
+    """allocate(reuse=...): the same memory either way; rows at different lengths (no origins)
+    may read past a slot they wrote, masked, where 0 x a stale NaN would be NaN, so the reused
+    buffers are zeroed; with origins no slot is read before it is written, so nothing is."""
+    cross = [torch.randn(2, 1, 3, 2)] * 2
+    old = DecoderState.allocate(2, 4, 1, 2, 8, cross, cross, None, torch.float64, "cpu")
+    for origins in (False, True):
+        for buffer in old.buffers:
+            buffer.fill_(float("nan"))
+        new = DecoderState.allocate(2, 3, 1, 2, 6, cross, cross, None, torch.float64, "cpu",
+                                    origins=origins, reuse=old.buffers)
+        assert new.self_k.data_ptr() == old.self_k.data_ptr() and new.capacity == 8
+        assert new.buffers == old.buffers
+        assert bool((new.self_k == 0).all() and (new.self_v == 0).all()) is not origins
+    bigger = DecoderState.allocate(2, 5, 1, 2, 6, cross, cross, None, torch.float64, "cpu",
+                                   reuse=old.buffers)  # more rows: new memory
+    assert bigger.self_k.data_ptr() != old.self_k.data_ptr()
+
+
 def test_reorder_copies_only_what_changed():
     state = DecoderState.allocate(2, 4, 1, 2, 8, [torch.randn(2, 1, 3, 2)] * 2,
                                   [torch.randn(2, 1, 3, 2)] * 2, None, torch.float64, "cpu",

@@ -150,6 +150,29 @@ def test_batch_rows_equal_rows_alone():
         assert alone[0][0]["tokens"].tolist() == together[i][0]["tokens"].tolist()
 
 
+def test_next_batches_reuse_zeroed_caches_and_still_equal_stock():
+    """One generator, several batches: the target's and the draft's K/V buffers are the last
+    batch's where they fit (no new memory), zeroed first, so stale values (poisoned with NaN
+    here: a masked key's 0 x NaN would be NaN) change nothing; a larger batch allocates anew.
+    Every batch equals stock."""
+    tgt = translation_model(TASK, layers=2, seed=5, eos_bias=-1.0)
+    drf = translation_model(TASK, layers=1, dim=8, heads=1, seed=6)
+    spec = SpeculativeSequenceGenerator([tgt], DICT, draft_model=drf, draft_len=3, max_len_b=15)
+    stock = SequenceGenerator([tgt], DICT, beam_size=1, max_len_b=15)
+    seen = []
+    for lengths, seed in (([9, 2, 6], 1), ([4, 7], 2), ([3, 5, 8, 2], 3)):
+        if seen:
+            for buffer in spec._cache + spec.proposer.state.buffers:
+                buffer.fill_(float("nan"))
+        sample = source_batch(DICT, lengths, seed=seed)
+        for want, have in zip(stock.generate([tgt], sample), spec.generate([tgt], sample)):
+            assert have[0]["tokens"].tolist() == want[0]["tokens"].tolist()
+            assert abs(float(have[0]["score"]) - float(want[0]["score"])) < 1e-5
+        seen.append((spec._cache[0].data_ptr(), spec.proposer.state.buffers[0].data_ptr()))
+    assert seen[1] == seen[0]  # 2 rows in the 3-row buffers
+    assert seen[2][0] != seen[0][0] and seen[2][1] != seen[0][1]  # 4 rows: new ones
+
+
 def test_drafts_of_a_row_end_at_its_first_eos():
     """The proposer without a stop rule: row b offers its drafts up to and including its first
     EOS (all k if none), each row on its own, and drafting stops once every row has ended. EOS is

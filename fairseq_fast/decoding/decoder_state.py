@@ -50,6 +50,9 @@ class DecoderState:
     group: int = 1
     origin: Optional[Tensor] = None
     cross_rows: Optional[Tensor] = None
+    # the whole K/V buffers this state was allocated in (self_k/self_v may be views of fewer
+    # rows or slots): what a later batch's `allocate(reuse=...)` takes
+    buffers: Optional[Tuple[Tensor, Tensor]] = None
 
     @classmethod
     def allocate(cls, layers: int, batch: int, heads: int, head_dim: int, capacity: int,
@@ -59,12 +62,17 @@ class DecoderState:
                  reuse: Optional[Tuple[Tensor, Tensor]] = None) -> "DecoderState":
         """origins: record each slot's cache row instead of copying rows on reorders (only for
         rows that always share one length, see the module's docstring). reuse: an earlier
-        state's self_k/self_v, taken as they are (no new memory, no zeroing) where they fit,
-        with origins only: rows at one length never read a slot before writing it."""
+        state's self_k/self_v, taken where they fit (no new memory): as they are with origins
+        (rows at one length never read a slot before writing it), zeroed without (a fresh
+        buffer's page faults cost several times the zeroing of one already mapped)."""
         shape = (layers, batch, heads, capacity, head_dim)
-        if origins and reuse is not None and _fits(reuse[0], shape, dtype, device):
+        if reuse is not None and _fits(reuse[0], shape, dtype, device):
+            buffers = reuse
             self_k, self_v = reuse[0][:, :batch], reuse[1][:, :batch]
             capacity = self_k.size(3)
+            if not origins:
+                self_k.zero_()
+                self_v.zero_()
         else:
             # zeros, not empty: masked slots get probability 0, but 0 * NaN from uninitialised
             # memory would still be NaN. Slots written once hold finite values for good.
@@ -72,12 +80,13 @@ class DecoderState:
             new = torch.empty if origins else torch.zeros
             self_k = new(shape, dtype=dtype, device=device)
             self_v = new(shape, dtype=dtype, device=device)
+            buffers = (self_k, self_v)
         return cls(
             self_k=self_k, self_v=self_v,
             lengths=torch.zeros(batch, dtype=torch.long, device=device),
             cross_k=cross_k, cross_v=cross_v, cross_mask=cross_mask, group=group,
             origin=torch.zeros(batch, capacity, dtype=torch.long, device=device)
-            if origins else None,
+            if origins else None, buffers=buffers,
         )
 
     @property

@@ -63,6 +63,7 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.model = models[0]
         self.draft_model = draft_model
         self.target = LeanDecoder(self.model.decoder, packed=packed_linear)
+        self._cache = None  # the target's K/V buffers, kept from one batch to the next
         self.encoder = (FusedEncoder.build(getattr(self.model, "encoder", None),
                                            self.target.linear) if packed_linear else None)
         self.tgt_dict = tgt_dict
@@ -128,8 +129,14 @@ class SpeculativeSequenceGenerator(nn.Module):
 
         encoder_out = encode(self.model, self.encoder, net_input)
         param = next(self.model.parameters())
-        target = self.target.init_state(encoder_out, bsz, length, param.dtype, param.device)
-        self.proposer.start(net_input, bsz, length)
+        # K/V slots for the usual output length, not max_len: a fresh cache is zero-filled
+        # (page faults included), which at max_len costs more than decoding a batch of short
+        # sentences at batch 8; a longer output grows it (lean_decoder.forward, doubling)
+        slots = min(length, 2 * src_len + self.schedule.maximum + 2)
+        target = self.target.init_state(encoder_out, bsz, slots, param.dtype, param.device,
+                                        reuse=self._cache)
+        self._cache = target.buffers  # zeroed and reused by the next batch where they fit
+        self.proposer.start(net_input, bsz, slots)
         self.stats.sentences += bsz
 
         while ids.numel() > 0:

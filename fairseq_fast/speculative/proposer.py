@@ -30,7 +30,8 @@ class Proposer(Protocol):
     last_steps: int  # decoder passes of the last propose()
 
     def start(self, net_input: dict, batch: int, capacity: int) -> None:
-        """A new batch of `batch` rows whose token buffers hold `capacity` positions."""
+        """A new batch of `batch` rows; state for `capacity` positions at first (a decoder
+        state grows when a row needs more)."""
 
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
                 stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
@@ -62,7 +63,8 @@ class DraftModelProposer:
     def start(self, net_input: dict, batch: int, capacity: int) -> None:
         encoder_out = encode(self.model, self.encoder, net_input)
         param = next(self.model.parameters())
-        self.state = self.lean.init_state(encoder_out, batch, capacity, param.dtype, param.device)
+        self.state = self.lean.init_state(encoder_out, batch, capacity, param.dtype, param.device,
+                                          reuse=None if self.state is None else self.state.buffers)
 
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
                 stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
