@@ -78,11 +78,16 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentence
                                           "--batch-sentences", "64",
                                           "--identical-sentences", "48"],
           ["--sentences", "3", "--batch-sentences", "16", "--identical-sentences", "16",
-           "--repeats", "1", "--png", os.path.join(ROOT, "work", "scale-quick.png")]),
+           "--repeats", "1"]),
          ("distributed", "benchmark_distributed.py", ["--sentences", "400"],
           ["--sentences", "64", "--repeats", "1"]),
          ("compile", "benchmark_compile.py", ["--repeats", "7"],
           ["--models", "demo", "--rows", "1", "--repeats", "1", "--steps", "2"])]
+
+
+# the plot a benchmark draws (into --out, then copied beside the markdown file): file, caption
+PLOTS = {"bild": ("bild_sweep.png", "BiLD sweep: BLEU delta against speedup"),
+         "scale": ("scale.png", "step time against model size")}
 
 
 def command(name, out, quick, ct2_threads=None):
@@ -90,9 +95,9 @@ def command(name, out, quick, ct2_threads=None):
     script, full, small = next(entry[1:] for entry in SUITE if entry[0] == name)
     args = [sys.executable, os.path.join(SCRIPTS, script), *(small if quick else full),
             "--json", os.path.join(out, f"{name}.json")]
-    if name == "bild":
-        args += ["--png", os.path.join(out, "bild_sweep.png")]
-    if name in ("engines", "latency") and ct2_threads:
+    if name in PLOTS:
+        args += ["--png", os.path.join(out, PLOTS[name][0])]
+    if name in ("engines", "latency", "scale") and ct2_threads:
         args += ["--ct2-threads", str(ct2_threads)]
     return args
 
@@ -392,10 +397,11 @@ def _first_docstring_line(script):
     return first.split(": ")[0]                        # what comes before any detail
 
 
-def markdown(report, envs, png=None, md=MARKDOWN, bild_png=None):
+def markdown(report, envs, png=None, md=MARKDOWN, plots=None):
     """The whole of docs/benchmarks.md for the JSONs in `report` ({name: JSON}) and the
-    environments recorded when they ran ({name: env}); png / bild_png: plots to show, as
-    paths (made relative to the file)."""
+    environments recorded when they ran ({name: env}); png: the summary plot, plots: {name:
+    its benchmark's plot} (PLOTS), as paths (made relative to the file)."""
+    plots = plots or {}
     names = [name for name, *_ in SUITE if name in report]
     recorded = [envs[name] for name in names if name in envs]
     if recorded:
@@ -438,21 +444,21 @@ def markdown(report, envs, png=None, md=MARKDOWN, bild_png=None):
         if differs:
             lines.append("Unlike the header: " + ", ".join(differs) + ".")
         lines += ["", tables(name, script, report[name])]
-        if name == "bild" and bild_png:
-            lines += ["", f"![BiLD sweep: BLEU delta against speedup]"
-                          f"({os.path.relpath(bild_png, here)})"]
+        if name in plots:
+            lines += ["", f"![{PLOTS[name][1]}]({os.path.relpath(plots[name], here)})"]
     return "\n".join(lines) + "\n"
 
 
 def write_markdown(report, out, md, png=None):
     envs = load_environments(out)
-    bild_png = None
-    sweep = os.path.join(out, "bild_sweep.png")
-    if "bild" in report and os.path.exists(sweep):
-        bild_png = os.path.join(os.path.dirname(os.path.abspath(md)), "bild_sweep.png")
-        if os.path.abspath(sweep) != bild_png:
-            shutil.copyfile(sweep, bild_png)
-    text = markdown(report, envs, png=png, md=md, bild_png=bild_png)
+    plots = {}
+    for name, (file, _) in PLOTS.items():
+        drawn = os.path.join(out, file)
+        if name in report and os.path.exists(drawn):
+            plots[name] = os.path.join(os.path.dirname(os.path.abspath(md)), file)
+            if os.path.abspath(drawn) != plots[name]:
+                shutil.copyfile(drawn, plots[name])
+    text = markdown(report, envs, png=png, md=md, plots=plots)
     os.makedirs(os.path.dirname(os.path.abspath(md)), exist_ok=True)
     with open(md, "w") as f:
         f.write(text)
@@ -594,9 +600,9 @@ def main():
                     help="run nothing: rewrite --png, --md and the README's headline table "
                          "from the JSONs in --out")
     ap.add_argument("--ct2-threads", type=int, default=None,
-                    help="CTranslate2's intra_threads in the engines and latency steps (default: "
-                         "each script's own: benchmark_engines.py --threads, benchmark_latency.py "
-                         "2). With few cores CTranslate2 can be several times faster at 1 thread "
+                    help="CTranslate2's intra_threads in the engines, latency and scale steps "
+                         "(default: each script's own: benchmark_engines.py and "
+                         "benchmark_scale.py --threads, benchmark_latency.py 2). With few cores CTranslate2 can be several times faster at 1 thread "
                          "than at one per core; measure it at its best count")
     ap.add_argument("--out", default=os.path.join(ROOT, "work", "report"))
     ap.add_argument("--png", default=os.path.join(ROOT, "docs", "report.png"))

@@ -190,10 +190,12 @@ def test_generic_tables_render_any_benchmarks_rows():
 def test_markdown_has_the_header_and_one_section_per_benchmark(tmp_path, monkeypatch):
     # a benchmark the writer has never heard of, with no script: it gets the generic table
     monkeypatch.setattr(report, "SUITE", report.SUITE + [("toy", "benchmark_toy.py", [], [])])
+    monkeypatch.setitem(report.PLOTS, "toy", ("toy.png", "a toy plot"))
     md = str(tmp_path / "benchmarks.md")
     text = report.markdown({"defaults": DEFAULTS, "toy": SCALE},
                            {"defaults": dict(ENV, command="python scripts/benchmark_defaults.py"),
-                            "toy": ENV}, md=md)
+                            "toy": ENV}, md=md, plots={"toy": str(tmp_path / "toy.png")})
+    assert text.endswith("| x2 | 3.5 | 2.5 | 12.25 | yes |\n\n![a toy plot](toy.png)\n")
     for fact in ("Test CPU @ 1 GHz (AVX2), 2 cores, 2 logical CPUs", "| torch | 2.13.0 |",
                  "| fairseq | 0.12.3.1 |", "| CTranslate2 | 4.8.5 |",
                  "| date | 2030-01-02 03:04 UTC |", "| run | full |"):
