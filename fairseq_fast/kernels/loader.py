@@ -61,7 +61,7 @@ X86 = platform.machine().lower() in ("x86_64", "amd64")
 BASELINE = ["-march=x86-64"] if X86 else []  # whatever the compiler's own default
 # best first; each level's flags (generic: no FMA contraction, so a*b+c rounds the same everywhere)
 LEVELS = {"avx512": ["-march=x86-64-v4"], "avx2": ["-march=x86-64-v3"],
-          "generic": BASELINE + ["-DFF_GENERIC", "-ffp-contract=off"]}
+          "generic": BASELINE + ["-DFF_GENERIC", "-ffp-contract=off", "-Wno-psabi"]}
 COMMON_FLAGS = ["-O3", "-fopenmp", "-fPIC"]
 
 _lock = threading.Lock()

@@ -18,7 +18,8 @@ Weights whose values are all float16 numbers (checkpoints trained or stored in h
 like the demo pair) are packed as float16 and widened in registers: half the memory traffic, the
 same products (float16 -> float32 is exact), so the same results bit for bit. A call of many rows
 (>= 8 row groups, e.g. beam 5 x 32 sentences) widens each block once into a per-thread buffer
-instead, so the FMA ports do not convert the same block again for every group of rows.
+instead, so the FMA ports do not convert the same block again for every group of rows. The
+generic C level (CPUs without AVX2) converts float16 in software, so it keeps float32.
 
 Numerics: every output is one float32 accumulator over k in order with fused multiply-adds, then
 + bias, whatever the row count, thread count or AVX level (the generic C level, for CPUs without
@@ -65,11 +66,12 @@ def available() -> bool:
 
 def pack(weight: Tensor) -> Packed:
     """weight [out, in] float32 on CPU -> blocks of `block` outputs, k-major; float16 when every
-    value is a float16 number (exactly the same products), else float32."""
+    value is a float16 number (exactly the same products) and the level converts it in
+    hardware, else float32."""
     block = loader.function("sg_block")()
     w = weight.detach()
     half = w.half()
-    if torch.equal(half.float(), w):
+    if loader.level() != "generic" and torch.equal(half.float(), w):  # (no F16C there)
         w = half
     out, inp = w.shape
     blocks = -(-out // block)
