@@ -251,6 +251,8 @@ def test_reused_buffers_are_zeroed_without_origins_and_taken_as_they_are_with():
     bigger = DecoderState.allocate(2, 5, 1, 2, 6, cross, cross, None, torch.float64, "cpu",
                                    reuse=old.buffers)  # more rows: new memory
     assert bigger.self_k.data_ptr() != old.self_k.data_ptr()
+    bigger.ensure_capacity(9)  # grown: the next batch takes the grown buffers
+    assert bigger.capacity == 12 and bigger.buffers == (bigger.self_k, bigger.self_v)
 
 
 def test_reorder_copies_only_what_changed():

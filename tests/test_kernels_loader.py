@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fairseq_fast.kernels import loader
+from fairseq_fast.kernels import loader, small_gemm
 
 CC = os.environ.get("CC", "cc")
 needs_library = pytest.mark.skipif(loader.library() is None, reason="no C kernels here")
@@ -110,14 +110,10 @@ def test_cache_key_names_the_flags_and_the_levels(tmp_path, monkeypatch):
 
 
 def _linear_at(level, x, w, b, half=False):
-    """small_gemm's linear through `level`'s kernel (rows at once)."""
-    block = loader.variant("sg_block", level)()
-    if half:
-        w = w.half()
-    blocks = -(-w.shape[0] // block)
-    padded = w.new_zeros(blocks * block, w.shape[1])
-    padded[:w.shape[0]] = w
-    packed = padded.view(blocks, block, -1).transpose(1, 2).contiguous()
+    """small_gemm's linear through `level`'s kernel (rows at once), the weight stored as float16
+    (`half`, at every level) or float32."""
+    packed = small_gemm.pack(w, level).data
+    packed = packed.half() if half else packed.float()
     y = x.new_empty(x.shape[0], w.shape[0])
     loader.variant("sg_linear_f16" if half else "sg_linear_f32", level)(
         x.data_ptr(), x.shape[0], x.shape[1], packed.data_ptr(), b.data_ptr(), y.data_ptr(),

@@ -50,8 +50,8 @@ class DecoderState:
     group: int = 1
     origin: Optional[Tensor] = None
     cross_rows: Optional[Tensor] = None
-    # the whole K/V buffers this state was allocated in (self_k/self_v may be views of fewer
-    # rows or slots): what a later batch's `allocate(reuse=...)` takes
+    # the whole K/V buffers this state's self_k/self_v lie in (those may be views of fewer rows),
+    # the grown ones once it has grown: what a later batch's `allocate(reuse=...)` takes
     buffers: Optional[Tuple[Tensor, Tensor]] = None
 
     @classmethod
@@ -106,6 +106,7 @@ class DecoderState:
             new = old.new_zeros(shape) if self.origin is None else old.new_empty(shape)
             new[:, :, :, : old.size(3)] = old
             setattr(self, name, new)
+        self.buffers = (self.self_k, self.self_v)
         if self.origin is not None:
             origin = self.origin.new_zeros(self.origin.size(0), capacity)
             origin[:, : self.origin.size(1)] = self.origin

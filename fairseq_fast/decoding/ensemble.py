@@ -164,8 +164,7 @@ class FastEnsembleModel(EnsembleModel):
                 state = lean.init_state(encoder_out, feed.size(0), INITIAL_CAPACITY,
                                         param.dtype, param.device,
                                         origins=param.device.type == "cpu",
-                                        reuse=None if last is None
-                                        else (last.self_k, last.self_v))
+                                        reuse=None if last is None else last.buffers)
                 incremental_states[i][STATE] = state
                 self._last[i] = state
                 self._decoding = True

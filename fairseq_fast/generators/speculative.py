@@ -63,7 +63,7 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.model = models[0]
         self.draft_model = draft_model
         self.target = LeanDecoder(self.model.decoder, packed=packed_linear)
-        self._cache = None  # the target's K/V buffers, kept from one batch to the next
+        self._cache = None  # the target's K/V buffers, zeroed and reused by the next batch
         self.encoder = (FusedEncoder.build(getattr(self.model, "encoder", None),
                                            self.target.linear) if packed_linear else None)
         self.tgt_dict = tgt_dict
@@ -135,7 +135,6 @@ class SpeculativeSequenceGenerator(nn.Module):
         slots = min(length, 2 * src_len + self.schedule.maximum + 2)
         target = self.target.init_state(encoder_out, bsz, slots, param.dtype, param.device,
                                         reuse=self._cache)
-        self._cache = target.buffers  # zeroed and reused by the next batch where they fit
         self.proposer.start(net_input, bsz, slots)
         self.stats.sentences += bsz
 
@@ -185,6 +184,7 @@ class SpeculativeSequenceGenerator(nn.Module):
                     prefix = prefix.index_select(0, alive)
                 target.select_rows(alive)
                 self.proposer.select_rows(alive)
+        self._cache = target.buffers  # grown ones included
         return finalized
 
     def _finalize(self, tokens: Tensor, cum: Tensor, n: int) -> Dict[str, Tensor]:

@@ -64,14 +64,16 @@ def available() -> bool:
     return _on
 
 
-def pack(weight: Tensor) -> Packed:
-    """weight [out, in] float32 on CPU -> blocks of `block` outputs, k-major; float16 when every
-    value is a float16 number (exactly the same products) and the level converts it in
-    hardware, else float32."""
-    block = loader.function("sg_block")()
+def pack(weight: Tensor, level: Optional[str] = None) -> Packed:
+    """weight [out, in] float32 on CPU -> blocks of `block` outputs, k-major, for the kernels of
+    `level` (default: loader.level(), the ones that run here); float16 when every value is a
+    float16 number (exactly the same products) and the level converts it in hardware, else
+    float32."""
+    level = loader.level() if level is None else level
+    block = loader.variant("sg_block", level)()
     w = weight.detach()
     half = w.half()
-    if loader.level() != "generic" and torch.equal(half.float(), w):  # (no F16C there)
+    if level != "generic" and torch.equal(half.float(), w):  # (no F16C there)
         w = half
     out, inp = w.shape
     blocks = -(-out // block)
