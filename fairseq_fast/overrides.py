@@ -70,6 +70,10 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                                                                   corrupted or non-finite file is
                                                                   a one-line error (checkpoints.py)
     user_errors        sys.excepthook                             UserError -> one line, exit 2
+
+What is replaced in fairseq_cli.generate or fairseq_cli.interactive is replaced in `__main__` too
+when the tool runs as `python -m fairseq_cli.generate` (or .interactive): that module object is
+the one whose globals the running tool reads.
 """
 import atexit
 import logging
@@ -286,20 +290,35 @@ def _replace_cli_mains():
     """The two tools' main functions, where their modules are loaded. fairseq_cli.interactive
     configures logging when imported, so it is never imported here: its cli_main has imported
     it before it parses the command line (and calls this)."""
-    generate = sys.modules.get("fairseq_cli.generate")
-    if generate is not None:
-        _replace(generate, "convert_namespace_to_omegaconf", _convert, "remember_flags:generate")
-        _replace(generate, "_main", _generate_main, "pipeline")
-    interactive = sys.modules.get("fairseq_cli.interactive")
-    if interactive is not None:
+    for tag, generate in _cli_modules("fairseq_cli.generate"):
+        _replace(generate, "convert_namespace_to_omegaconf", _convert,
+                 "remember_flags:generate" + tag)
+        _replace(generate, "_main", _generate_main, "pipeline" + tag)
+    for tag, interactive in _cli_modules("fairseq_cli.interactive"):
         from fairseq_fast.cli import interactive_input
 
         _replace(interactive, "convert_namespace_to_omegaconf", _convert,
-                 "remember_flags:interactive")
-        _replace(interactive, "main", _interactive_main, "pipeline:interactive")
-        _replace(interactive, "buffered_read", interactive_input.read_lines, "interactive_input")
+                 "remember_flags:interactive" + tag)
+        _replace(interactive, "main", _interactive_main, "pipeline:interactive" + tag)
+        _replace(interactive, "buffered_read", interactive_input.read_lines,
+                 "interactive_input" + tag)
         _replace(interactive, "make_batches", interactive_input.checked_batches,
-                 "interactive_input:batches")
+                 "interactive_input:batches" + tag)
+
+
+def _cli_modules(name: str):
+    """The loaded module `name`, and __main__ when `python -m name` runs it: that module object
+    is not sys.modules[name] (which is absent, or a second copy), and it is the one whose
+    globals the running tool reads, so it needs the same overrides."""
+    found = []
+    module = sys.modules.get(name)
+    if module is not None:
+        found.append(("", module))
+    main = sys.modules.get("__main__")
+    if main is not None and main is not module and \
+            getattr(getattr(main, "__spec__", None), "name", None) == name:
+        found.append((":__main__", main))
+    return found
 
 
 def _keep_last_batch():

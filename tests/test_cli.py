@@ -178,3 +178,23 @@ def test_untrusted_checkpoint_type_needs_opt_in(tiny_pair, tmp_path):
     trusted = run("fairseq-generate", args, env=dict(env, FAIRSEQ_FAST_TRUST_CHECKPOINTS="1"))
     assert trusted.returncode == 0, trusted.stderr[-2000:]
     assert "H-0" in trusted.stdout or "H-1" in trusted.stdout
+
+
+@pytest.mark.parametrize("tool", ["generate", "interactive"])
+def test_python_m_runs_get_the_plugins_flags_too(tiny_pair, tool):
+    """`python -m fairseq_cli.generate` runs the tool as __main__, not as the module the plugin
+    finds in sys.modules: its flags must still take effect (speculative decoding here, with its
+    summary line), not be accepted and ignored."""
+    env = dict(os.environ)
+    env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
+    if tool == "generate":
+        text, args = None, generate_args(tiny_pair, "--batch-size", "4")
+    else:
+        text, args = interactive_input(tiny_pair, 6, beam=1)
+    cmd = [sys.executable, "-m", f"fairseq_cli.{tool}", "--user-dir", USER_DIR, *args,
+           *SPEC(tiny_pair)]
+    plugin = subprocess.run(cmd, input=text, capture_output=True, text=True, env=env,
+                            timeout=300)
+    stock = run(f"fairseq-{tool}", args, plugin=False, stdin=text)
+    assert_same(stock, plugin)
+    assert "speculative decoding: " in plugin.stdout + plugin.stderr

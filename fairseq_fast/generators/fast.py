@@ -74,6 +74,9 @@ class _FastMixin:
                 self.repeat_ngram_blocker.no_repeat_ngram_size)
         lean = isinstance(self.model, FastEnsembleModel)
         linears = self.model.lean[0].linear.backends if lean else ""
+        param = next(self.model.models[0].parameters(), None) if lean else None
+        if param is not None and (param.device.type != "cpu" or param.dtype != torch.float32):
+            linears = ""  # the kernels and oneDNN serve float32 on CPU only: torch's ops here
         on = [name for name, active in (
             ("fast cache", lean),
             ("prefill", lean and self.model.prefill),
