@@ -3,6 +3,7 @@
 
     python scripts/benchmark_scale.py [--factors 1,2,4] [--sentences 40] [--batch-sentences 96]
                                       [--identical-sentences 0] [--repeats 3] [--threads N]
+                                      [--big-draft PATH] [--big-draft-len 5]
                                       [--ct2-threads N] [--json work/benchmark_scale.json]
                                       [--png docs/scale.png]
 
@@ -17,6 +18,11 @@ alternate within each repeat, the order rotating between repeats; medians):
                        defaults (fallback 0.6, rollback 5), CTranslate2 float32 and int8
     greedy, batch 8    stock, default, speculative, CTranslate2 float32 and int8
     beam 5, batch 32   stock, default, CTranslate2 float32 and int8
+
+and, at batch 1 and 8, speculative with a second draft, --big-draft (default draft_big.pt: the
+demo target's encoder and first two decoder layers, distilled; --big-draft-len 5): a draft step
+that costs ~0.3 of a verify pass at x1 costs a few percent of one at x4, where a deeper draft's
+higher alpha pays.
 
 CTranslate2 converts the same widened checkpoint (ctranslate2_baseline.convert, float32) and runs
 each time in a process of its own (a CTranslate2 runtime in this process slows torch's runs, and
@@ -240,23 +246,36 @@ def weight_bytes(decoder, kind="float32"):
 
 
 # -- one row ----------------------------------------------------------------------------------
-FAIRSEQ = ["stock fairseq", "fairseq_fast default", "fairseq_fast speculative",
-           "fairseq_fast BiLD"]
+SPECULATIVE, BIG = "fairseq_fast speculative", "fairseq_fast speculative, big draft"
+FAIRSEQ = ["stock fairseq", "fairseq_fast default", SPECULATIVE, BIG, "fairseq_fast BiLD"]
 ENGINES = FAIRSEQ + ["CTranslate2 float32", "CTranslate2 int8"]
+# the JSON key of each speculative engine's figures (alpha, c, bound) in a row
+FIGURES_KEY = {SPECULATIVE: "speculative", BIG: "speculative_big"}
 
 
 def rows(args):
     """(setting, beam, batch size, sentences, fairseq engines) of every row."""
-    return [("greedy", 1, 1, args.sentences, FAIRSEQ),
-            ("greedy", 1, 8, args.batch_sentences, FAIRSEQ[:3]),
+    speculative = [SPECULATIVE] + ([BIG] if args.big_draft else [])
+    return [("greedy", 1, 1, args.sentences, FAIRSEQ[:2] + speculative + ["fairseq_fast BiLD"]),
+            ("greedy", 1, 8, args.batch_sentences, FAIRSEQ[:2] + speculative),
             ("beam 5", 5, 32, args.batch_sentences, FAIRSEQ[:2])]
+
+
+def draft_of(engine, args):
+    """(draft checkpoint, draft length) an engine uses, (None, None) for those without one."""
+    if engine == BIG:
+        return args.big_draft, args.big_draft_len
+    if engine in (SPECULATIVE, "fairseq_fast BiLD"):
+        return args.draft, args.draft_len
+    return None, None
 
 
 def build_generator(engine, task, target, cfg, draft, vocab, beam, draft_len):
     """The generator of a fairseq engine, at most 200 tokens + </s> as fairseq-generate's
     defaults allow. stock fairseq: fairseq's own SequenceGenerator; default: what the plugin
-    builds with no flag; speculative: the draft proposing draft_len tokens (scoring `vocab`
-    only when given); BiLD: the draft as the small model, thresholds at their defaults."""
+    builds with no flag; speculative (either draft): the draft proposing draft_len tokens
+    (scoring `vocab` only when given); BiLD: the draft as the small model, thresholds at their
+    defaults."""
     from omegaconf import open_dict
 
     from benchmark import stock_generator
@@ -270,7 +289,7 @@ def build_generator(engine, task, target, cfg, draft, vocab, beam, draft_len):
         return stock_generator(task, target, gen_cfg)
     if engine == "fairseq_fast default":
         return task.build_generator([target], gen_cfg)
-    if engine == "fairseq_fast speculative":
+    if engine in (SPECULATIVE, BIG):
         return SpeculativeSequenceGenerator([target], task.target_dictionary, draft_model=draft,
                                             draft_len=draft_len, draft_vocab=vocab)
     assert engine == "fairseq_fast BiLD", engine
@@ -295,9 +314,9 @@ def rss_probe_main(job_path):
     torch.set_num_threads(job["threads"])
     target, cfg, task = load_target(job["target"], job["data"])
     draft = vocab = None
-    if job["engine"] in ("fairseq_fast speculative", "fairseq_fast BiLD"):
+    if job["draft"]:
         draft = load_draft(task, job["draft"], target)
-    if job["engine"] == "fairseq_fast speculative":
+    if job["engine"] in (SPECULATIVE, BIG):
         vocab = shortlist(task.target_dictionary, job["draft_vocab"], job["counts"])
     generator = build_generator(job["engine"], task, target, cfg, draft, vocab, job["beam"],
                                 job["draft_len"])
@@ -308,10 +327,11 @@ def rss_probe_main(job_path):
 
 def rss_alone(engine, path, args, beam, batch_size, sentences, folder):
     job = os.path.join(folder, "rss-probe.json")
+    draft, draft_len = draft_of(engine, args)
     with open(job, "w") as f:
-        json.dump({"engine": engine, "target": path, "data": args.data, "draft": args.draft,
+        json.dump({"engine": engine, "target": path, "data": args.data, "draft": draft,
                    "draft_vocab": args.draft_vocab, "counts": args.draft_vocab_counts,
-                   "draft_len": args.draft_len, "beam": beam, "batch_size": batch_size,
+                   "draft_len": draft_len, "beam": beam, "batch_size": batch_size,
                    "sentences": sentences, "threads": args.threads}, f)
     out = _subprocess(["--rss-probe", job], f"peak RSS of {engine} alone")
     return json.loads(out.strip().splitlines()[-1])
@@ -381,8 +401,25 @@ def measure(engines, repeats, n):
     return figures, outputs
 
 
+def speculation_timers(spec, run_spec):
+    """Time a speculative generator's draft and verify calls, and count its draft steps, inside
+    its timed runs: ((drafting, verifying, [steps]), run wrapped to count)."""
+    from benchmark import CallTimer
+
+    drafting = CallTimer().wrap(spec.proposer, "propose")
+    verifying = CallTimer().wrap(spec.target, "forward")
+    steps = [0]
+
+    def counted(warm_up=False):
+        before = spec.stats.draft_calls
+        result = run_spec(warm_up)
+        steps[0] += spec.stats.draft_calls - before
+        return result
+    return (drafting, verifying, steps), counted
+
+
 def speculative_figures(spec, timers, gamma, default_seconds, spec_seconds):
-    drafting, verifying, draft_steps = timers
+    drafting, verifying, (draft_steps,) = timers
     a = spec.stats.alpha
     c = (drafting.seconds / max(draft_steps, 1)) / (verifying.seconds / max(verifying.calls, 1))
     expected = (1 - a ** (gamma + 1)) / (1 - a) if a < 1 else gamma + 1.0
@@ -395,7 +432,7 @@ def speculative_figures(spec, timers, gamma, default_seconds, spec_seconds):
 
 # -- one scale ------------------------------------------------------------------------------
 def run_scale(factor, args, folder, reference):
-    from benchmark import CallTimer, batches, load_target, step_costs
+    from benchmark import batches, load_target, step_costs
     from fairseq_fast.speculative.draft_loading import load_draft
     from fairseq_fast.speculative.draft_vocab import shortlist
 
@@ -403,6 +440,9 @@ def run_scale(factor, args, folder, reference):
     ct2_dir = None if args.no_ct2 else ct2_model(factor, path)
     target, cfg, task = load_target(path, args.data)
     draft = load_draft(task, args.draft, target)
+    drafts = {args.draft: draft}
+    if args.big_draft:
+        drafts[args.big_draft] = load_draft(task, args.big_draft, target)
     tgt_dict = task.target_dictionary
     vocab = shortlist(tgt_dict, args.draft_vocab, args.draft_vocab_counts)
     dec = target.decoder
@@ -431,21 +471,16 @@ def run_scale(factor, args, folder, reference):
     for name, beam, bsz, sentences, fairseq_engines in rows(args):
         samples, n = batches(task, sentences, bsz)
         print(f"[scale]   {name}, batch {bsz}, {n} sentences", flush=True)
-        generators = {e: build_generator(e, task, target, cfg, draft, vocab, beam,
-                                         args.draft_len) for e in fairseq_engines}
+        generators = {}
+        for e in fairseq_engines:
+            draft_path, draft_len = draft_of(e, args)
+            generators[e] = build_generator(e, task, target, cfg, drafts.get(draft_path), vocab,
+                                            beam, draft_len)
         engines = {e: fairseq_engine(g, target, samples, tgt_dict) for e, g in generators.items()}
-        spec = generators.get("fairseq_fast speculative")
-        if spec is not None:  # c as it is inside the run (benchmark.py's)
-            drafting = CallTimer().wrap(spec.proposer, "propose")
-            verifying = CallTimer().wrap(spec.target, "forward")
-            steps = [0]
-
-            def counted(warm_up=False, run_spec=engines["fairseq_fast speculative"]):
-                before = spec.stats.draft_calls
-                result = run_spec(warm_up)
-                steps[0] += spec.stats.draft_calls - before
-                return result
-            engines["fairseq_fast speculative"] = counted
+        timers = {}  # c as it is inside each speculative run (benchmark.py's)
+        for e in FIGURES_KEY:
+            if e in generators:
+                timers[e], engines[e] = speculation_timers(generators[e], engines[e])
         if ct2_dir:
             ids = [i for s in samples for i in s["id"].tolist()]
             src = task.source_dictionary
@@ -457,13 +492,14 @@ def run_scale(factor, args, folder, reference):
         figures, outputs = measure(engines, args.repeats, n)
         row = {"setting": name, "beam": beam, "batch_size": bsz, "sentences": n,
                "engines": figures}
-        if spec is not None:
+        for e, timing in timers.items():
+            spec = generators[e]
             for obj, method in ((spec.proposer, "propose"), (spec.target, "forward")):
                 del obj.__dict__[method]  # unwrap
-            row["speculative"] = speculative_figures(
-                spec, (drafting, verifying, steps[0]), args.draft_len,
+            row[FIGURES_KEY[e]] = speculative_figures(
+                spec, timing, draft_of(e, args)[1],
                 statistics.median(figures["fairseq_fast default"]["seconds"]),
-                statistics.median(figures["fairseq_fast speculative"]["seconds"]))
+                statistics.median(figures[e]["seconds"]))
         for e in fairseq_engines:
             figures[e]["process_peak_rss_mib"] = figures[e]["peak_rss_mib"]
             figures[e]["peak_rss_mib"] = rss_alone(e, path, args, beam, bsz, sentences, folder)
@@ -554,10 +590,13 @@ def print_tables(report):
                       + (f"{gbs:.1f} | {100 * gbs / triad:.0f}% | " if gbs else "- | - | ")
                       + f"{f['peak_rss_mib']:.0f} |")
         for row in s["rows"]:
-            sp = row.get("speculative")
-            if sp:
-                print(f"speculative, batch {row['batch_size']}: alpha {sp['alpha']:.3f}, gamma "
-                      f"{sp['gamma']}, c {sp['c']:.3f} (c_step {s['c_step']:.3f}), E "
+            for e, key in FIGURES_KEY.items():
+                sp = row.get(key)
+                if not sp:
+                    continue
+                c_step = f" (c_step {s['c_step']:.3f})" if e == SPECULATIVE else ""
+                print(f"{e[len('fairseq_fast '):]}, batch {row['batch_size']}: alpha "
+                      f"{sp['alpha']:.3f}, gamma {sp['gamma']}, c {sp['c']:.3f}{c_step}, E "
                       f"{sp['expected_tokens_per_verify']:.2f} tokens/verify, bound "
                       f"{sp['bound']:.2f}x, speculative / default {sp['speedup_vs_default']:.2f}x "
                       f"= {100 * sp['share_of_bound']:.0f}% of the bound")
@@ -566,12 +605,13 @@ def print_tables(report):
                       f"{100 * row['stock_identical_to_x1']:.1f}%")
         if "identical" in s:
             print(f"identical pass: {json.dumps(s['identical'])}")
-    print("\nsummary (batch-1 greedy unless stated)")
+    print("\nsummary (batch-1 greedy unless stated; spec: the demo draft, big: the big draft)")
     print("| x | parameters | weight MB/step (plugin's) | default ms/step | "
           "default GB/s (% triad) | "
           "spec / default (bound) | spec / default bs 8 | beam 5 bs 32 default / stock | "
-          "spec / CTranslate2 int8 |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "spec / CTranslate2 int8 | big / default (bound) | big / default bs 8 | "
+          "big / CTranslate2 int8 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for s in report["scales"]:
         rows = {(r["setting"], r["batch_size"]): r for r in s["rows"]}
         g1, g8, b32 = rows.get(("greedy", 1)), rows.get(("greedy", 8)), rows.get(("beam 5", 32))
@@ -588,7 +628,20 @@ def print_tables(report):
               f"({g1['speculative']['bound']:.2f}x) | "
               f"{g8['speculative']['speedup_vs_default']:.2f}x | "
               f"{beam:.2f}x | "
-              + (f"{spec['sent_per_s'] / ct2['sent_per_s']:.2f}x |" if ct2 else "- |"))
+              + (f"{spec['sent_per_s'] / ct2['sent_per_s']:.2f}x | " if ct2 else "- | ")
+              + _big_summary(g1, g8, ct2))
+
+
+def _big_summary(g1, g8, ct2):
+    """The big draft's columns of the summary ('-' where it was not run)."""
+    if "speculative_big" not in g1:
+        return "- | - | - |"
+    big = g1["speculative_big"]
+    ratio = (g1["engines"][BIG]["sent_per_s"] / ct2["sent_per_s"]) if ct2 else None
+    return (f"{big['speedup_vs_default']:.2f}x ({big['bound']:.2f}x) | "
+            + (f"{g8['speculative_big']['speedup_vs_default']:.2f}x | "
+               if "speculative_big" in g8 else "- | ")
+            + (f"{ratio:.2f}x |" if ratio else "- |"))
 
 
 def plot(report, png):
@@ -601,7 +654,7 @@ def plot(report, png):
     triad = max(report["bandwidth"]["triad_gbs"])
     mb = [s["weight_bytes_per_step"] / 1e6 for s in scales]
     fig, ax = plt.subplots(figsize=(8, 5.5))
-    for e, marker in zip(ENGINES, "os^vDx"):
+    for e, marker in zip(ENGINES, "os^v<Dx"):
         pts = [(s["weight_bytes_per_step"] / 1e6, r["engines"][e]["ms_per_token"])
                for s in scales for r in s["rows"]
                if (r["setting"], r["batch_size"]) == ("greedy", 1) and e in r["engines"]]
@@ -658,6 +711,11 @@ def main():
                          "alpha (0: skip)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--draft-len", type=int, default=4)
+    ap.add_argument("--big-draft", default=os.path.join(demo.EXAMPLE, "draft_big.pt"),
+                    help="a second speculative engine with this draft ('' leaves it out): by "
+                         "default the demo target's encoder and first two decoder layers, "
+                         "distilled (user_dir_examples/README.md)")
+    ap.add_argument("--big-draft-len", type=int, default=5)
     ap.add_argument("--draft-vocab", type=int, default=1536,
                     help="the speculative engine's draft shortlist (0: every token)")
     ap.add_argument("--draft-vocab-counts", default=demo.COUNTS)
@@ -677,6 +735,8 @@ def main():
     os.makedirs(WORK, exist_ok=True)
     report = {"threads": args.threads, "ct2_threads": args.ct2_threads,
               "repeats": args.repeats, "draft_len": args.draft_len,
+              "big_draft": (os.path.relpath(args.big_draft, ROOT) if args.big_draft else None),
+              "big_draft_len": args.big_draft_len,
               "draft_vocab": args.draft_vocab,
               "bandwidth": {"array_mib": args.stream_mib, "l3_mib": l3_mib(), "triad_gbs": [],
                             "read_gbs": []},

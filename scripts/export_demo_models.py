@@ -54,12 +54,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", help="target checkpoint (left as it is when not given)")
     ap.add_argument("--draft", help="draft checkpoint (left as it is when not given)")
+    ap.add_argument("--draft-name", default="draft.pt",
+                    help="the draft's file name in --out (draft_big.pt for stage `big`)")
     ap.add_argument("--data", default="work/data", help="prepare_data.py output folder")
     ap.add_argument("--out", default="user_dir_examples/bible_es_en")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     total = 0
-    for src, name in ((args.target, "target.pt"), (args.draft, "draft.pt")):
+    for src, name in ((args.target, "target.pt"), (args.draft, args.draft_name)):
         if src:
             total += slim(src, os.path.join(args.out, name))
     copies = [("bin/dict.es.txt", "dict.es.txt"), ("bin/dict.en.txt", "dict.en.txt"),

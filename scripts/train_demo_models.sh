@@ -10,8 +10,11 @@
 #           knowledge distillation (criterion draft_kd in scripts/distill_kd/: KL to the target's
 #           full distribution plus cross-entropy on its greedy labels); its teacher is the exported
 #           target, so run `export_demo_models.py --target ...` first.
-#   Run `target`, then `draft`, then `distill`, then `kd`.
-# Usage: scripts/train_demo_models.sh target|draft|distill|kd [HOURS]
+#   big:    a larger draft for the widened targets of scripts/benchmark_scale.py: the exported
+#           target's encoder and first 2 decoder layers (scripts/draft_from_target.py), distilled
+#           as `kd` is, 1,787 updates of 8,192 tokens (distill data from stage `distill`).
+#   Run `target`, then `draft`, then `distill`, then `kd`; `big` after `distill`.
+# Usage: scripts/train_demo_models.sh target|draft|distill|kd|big [HOURS]
 # All resume from work/ckpt/<name>/checkpoint_last.pt, so a run cut short can be continued.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +61,20 @@ case "$WHICH" in
       --max-update ${KD_UPDATES:-1866} --lr 5e-4 --warmup-updates 200 --warmup-init-lr 1e-7
       --user-dir scripts/distill_kd --criterion draft_kd --kd-weight 0.75 --label-smoothing 0.0
       --teacher-path user_dir_examples/bible_es_en/target.pt) ;;
-  *) echo "usage: $0 target|draft|distill|kd [HOURS]" >&2; exit 2 ;;
+  big)
+    DATA=work/distill/bin
+    TARGET=user_dir_examples/bible_es_en/target.pt
+    [ -f work/ckpt/big-init.pt ] || .venv/bin/python scripts/draft_from_target.py "$TARGET" \
+      work/ckpt/big-init.pt --decoder-layers 2
+    ARCH=(--arch transformer --share-all-embeddings
+      --encoder-layers 4 --decoder-layers 2 --encoder-embed-dim 256 --decoder-embed-dim 256
+      --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 1024
+      --encoder-attention-heads 4 --decoder-attention-heads 4
+      --encoder-normalize-before --decoder-normalize-before --dropout 0.1 --attention-dropout 0.0
+      --finetune-from-model work/ckpt/big-init.pt --max-update 1787 --max-tokens 8192
+      --weight-decay 0.0 --lr 5e-4 --warmup-updates 200 --warmup-init-lr 1e-7
+      --user-dir scripts/distill_kd --criterion draft_kd --kd-weight 0.75 --label-smoothing 0.0
+      --teacher-path "$TARGET") ;;
+  *) echo "usage: $0 target|draft|distill|kd|big [HOURS]" >&2; exit 2 ;;
 esac
 exec .venv/bin/fairseq-train "$DATA" "${COMMON[@]}" "${ARCH[@]}"

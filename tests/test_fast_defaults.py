@@ -234,6 +234,32 @@ def test_next_batches_reuse_the_cache_and_still_equal_stock(monkeypatch):
     assert third.self_k.size(1) == 12 and third.self_k.data_ptr() != first.self_k.data_ptr()
 
 
+def test_the_first_cache_holds_an_output_as_long_as_the_source_without_growing(monkeypatch):
+    """A batch's cache starts at initial_capacity(source length) slots: a beam search whose
+    outputs are a little longer than the 32 slots a fixed start would give, but within the
+    source's length, never grows the cache (each growth copies it into a fresh buffer)."""
+    from fairseq_fast.decoding.decoder_state import initial_capacity
+
+    grown = []
+    original = DecoderState.ensure_capacity
+
+    def spy(self, needed):
+        if needed > self.capacity:
+            grown.append((self.capacity, needed))
+        original(self, needed)
+
+    monkeypatch.setattr(DecoderState, "ensure_capacity", spy)
+    model = translation_model(TASK, layers=2, eos_bias=-8.0, seed=3)  # long outputs
+    ours, stock = build_pair([model], gen_args(beam=2, max_len_b=40))
+    sample = source_batch(DICT, [40, 37], seed=4)
+    hypos = ours.generate([model], sample)
+    assert_same(stock.generate([model], sample), hypos, 1)
+    assert max(len(h[0]["tokens"]) for h in hypos) > 32  # past a fixed 32-slot start
+    assert grown == [] and initial_capacity(41) == 64
+    assert initial_capacity(3) == 32 and initial_capacity(62) == 64
+    assert initial_capacity(63) == 128 and initial_capacity(57, extra=5) == 64
+
+
 def test_reused_buffers_are_zeroed_without_origins_and_taken_as_they_are_with():
     """allocate(reuse=...): the same memory either way; rows at different lengths (no origins)
     may read past a slot they wrote, masked, where 0 x a stale NaN would be NaN, so the reused

@@ -195,6 +195,18 @@ class DecoderState:
                 valid.index_copy_(0, changed, valid.index_select(0, src))
 
 
+def initial_capacity(src_len: int, extra: int = 0) -> int:
+    """Slots to allocate a batch's K/V cache with: the source's length plus `extra` (a
+    speculative window) plus BOS and EOS, rounded up to a power of two (so 1 to 2 times the
+    source's length), at least 32. Not max_len: a fresh cache is written in full (zeroed, or
+    page-faulted in), which for max_len slots costs more than decoding a batch of short
+    sentences; and not the first 32 slots only either: each growth (ensure_capacity) copies the
+    cache into a fresh buffer, at transformer-big's size and 160 rows most of a second. The
+    power of two lets the next batch (fairseq sorts batches by source length) mostly fit in this
+    one's buffers (allocate(reuse=...))."""
+    return max(32, 1 << (src_len + extra + 1).bit_length())
+
+
 def _fits(cache: Tensor, shape: tuple, dtype: torch.dtype, device: torch.device) -> bool:
     """Whether a cache [layers, R, heads, capacity, head_dim] holds `shape`: the same layers,
     heads and head size, at least its rows and capacity, the same dtype and device."""

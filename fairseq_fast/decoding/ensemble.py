@@ -24,13 +24,12 @@ import torch
 from fairseq.sequence_generator import EnsembleModel, EnsembleModelWithAlignment
 from torch import Tensor
 
-from fairseq_fast.decoding.decoder_state import DecoderState
+from fairseq_fast.decoding.decoder_state import DecoderState, initial_capacity
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.model_gate import ensemble_refusal, layerdrop_draws, log_once
 
 STATE = "fairseq_fast"  # key of our DecoderState in fairseq's per-model incremental-state dict
-INITIAL_CAPACITY = 32  # decoder inputs; doubles when needed
 
 
 def _is_identity(order: Tensor, size: int) -> bool:
@@ -161,7 +160,9 @@ class FastEnsembleModel(EnsembleModel):
                 # on CPU (the attention kernels' path) beam reorders and finished rows move
                 # no K/V: the state records where each row's history lies (every row here is
                 # at one length, as that needs)
-                state = lean.init_state(encoder_out, feed.size(0), INITIAL_CAPACITY,
+                source = (encoder_out or {}).get("encoder_out")  # [S, B, C] in a list
+                src_len = source[0].size(0) if source else 0
+                state = lean.init_state(encoder_out, feed.size(0), initial_capacity(src_len),
                                         param.dtype, param.device,
                                         origins=param.device.type == "cpu",
                                         reuse=None if last is None else last.buffers)

@@ -20,6 +20,7 @@ from typing import Dict, List, Optional
 import torch
 from torch import Tensor, nn
 
+from fairseq_fast.decoding.decoder_state import initial_capacity
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
@@ -129,10 +130,8 @@ class SpeculativeSequenceGenerator(nn.Module):
 
         encoder_out = encode(self.model, self.encoder, net_input)
         param = next(self.model.parameters())
-        # K/V slots for the usual output length, not max_len: a fresh cache is zero-filled
-        # (page faults included), which at max_len costs more than decoding a batch of short
-        # sentences at batch 8; a longer output grows it (lean_decoder.forward, doubling)
-        slots = min(length, 2 * src_len + self.schedule.maximum + 2)
+        # a longer output grows the cache (lean_decoder.forward, doubling)
+        slots = min(length, initial_capacity(src_len, self.schedule.maximum))
         target = self.target.init_state(encoder_out, bsz, slots, param.dtype, param.device,
                                         reuse=self._cache)
         self.proposer.start(net_input, bsz, slots)

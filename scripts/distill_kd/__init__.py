@@ -45,9 +45,13 @@ class DraftKDCriterion(LabelSmoothedCrossEntropyCriterion):
 
     def forward(self, model, sample, reduce=True):
         net_output = model(**sample["net_input"])
+        teacher = self._teacher[0]
+        device = sample["net_input"]["src_tokens"].device
+        if next(teacher.parameters()).device != device:
+            teacher.to(device)  # the trainer moves the model and criterion, not this list
         with torch.no_grad():
-            teacher_out = self._teacher[0](**sample["net_input"])
-            teacher_lprobs = self._teacher[0].get_normalized_probs(
+            teacher_out = teacher(**sample["net_input"])
+            teacher_lprobs = teacher.get_normalized_probs(
                 teacher_out, log_probs=True).view(-1, teacher_out[0].size(-1))
         ce, nll = self.compute_loss(model, net_output, sample, reduce=True)
         lprobs, target = self.get_lprobs_and_target(model, net_output, sample)
