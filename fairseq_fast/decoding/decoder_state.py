@@ -30,7 +30,7 @@ need no zeroing and may be an earlier batch's: `allocate(reuse=...)`). Encoder K
 sentence level (a sentence's beams stay together), so they change only when whole sentences
 leave the batch: then they are compacted, or with `origin` left in place too, `cross_rows`
 naming the row each remaining sentence reads. A state that runs out of slots doubles its
-capacity (`ensure_capacity`).
+capacity (`ensure_capacity`); `initial_capacity` is the size a batch's state starts at.
 """
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
