@@ -24,7 +24,8 @@ BIN = os.path.dirname(sys.executable)
 USER_DIR = fairseq_fast.user_dir()
 
 
-def run(tool, args, plugin=True, stdin=None, env=None):
+def run(tool, args, plugin=True, stdin=None, env=None, as_module=False):
+    """fairseq's console script `tool`, or with as_module `python -m fairseq_cli.<name>`."""
     full_env = dict(os.environ)
     full_env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
     if not plugin:
@@ -32,7 +33,9 @@ def run(tool, args, plugin=True, stdin=None, env=None):
     full_env.update(env or {})
     if not plugin and tool == "fairseq-generate" and "--required-batch-size-multiple" not in args:
         args = args + ["--required-batch-size-multiple", "1"]
-    cmd = [os.path.join(BIN, tool)] + (["--user-dir", USER_DIR] if plugin else []) + args
+    start = ([sys.executable, "-m", tool.replace("fairseq-", "fairseq_cli.")] if as_module
+             else [os.path.join(BIN, tool)])
+    cmd = start + (["--user-dir", USER_DIR] if plugin else []) + args
     return subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=full_env,
                           timeout=300)
 
@@ -185,16 +188,11 @@ def test_python_m_runs_get_the_plugins_flags_too(tiny_pair, tool):
     """`python -m fairseq_cli.generate` runs the tool as __main__, not as the module the plugin
     finds in sys.modules: its flags must still take effect (speculative decoding here, with its
     summary line), not be accepted and ignored."""
-    env = dict(os.environ)
-    env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
     if tool == "generate":
         text, args = None, generate_args(tiny_pair, "--batch-size", "4")
     else:
         text, args = interactive_input(tiny_pair, 6, beam=1)
-    cmd = [sys.executable, "-m", f"fairseq_cli.{tool}", "--user-dir", USER_DIR, *args,
-           *SPEC(tiny_pair)]
-    plugin = subprocess.run(cmd, input=text, capture_output=True, text=True, env=env,
-                            timeout=300)
+    plugin = run(f"fairseq-{tool}", args + SPEC(tiny_pair), stdin=text, as_module=True)
     stock = run(f"fairseq-{tool}", args, plugin=False, stdin=text)
     assert_same(stock, plugin)
     assert "speculative decoding: " in plugin.stdout + plugin.stderr
