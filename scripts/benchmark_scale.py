@@ -4,6 +4,7 @@
     python scripts/benchmark_scale.py [--factors 1,2,4] [--sentences 40] [--batch-sentences 96]
                                       [--identical-sentences 0] [--repeats 3] [--threads N]
                                       [--big-draft PATH] [--big-draft-len 5]
+                                      [--big-draft-len-batched 3]
                                       [--ct2-threads N] [--json work/benchmark_scale.json]
                                       [--png docs/scale.png]
 
@@ -20,9 +21,11 @@ alternate within each repeat, the order rotating between repeats; medians):
     beam 5, batch 32   stock, default, CTranslate2 float32 and int8
 
 and, at batch 1 and 8, speculative with a second draft, --big-draft (default draft_big.pt: the
-demo target's encoder and first two decoder layers, distilled; --big-draft-len 5): a draft step
-that costs ~0.3 of a verify pass at x1 costs a few percent of one at x4, where a deeper draft's
-higher alpha pays.
+demo target's encoder and first two decoder layers, distilled; --big-draft-len 5 at batch 1,
+--big-draft-len-batched 3 at batch 8): a draft step that costs ~0.3 of a verify pass at x1 costs
+a few percent of one at x4, where a deeper draft's higher alpha pays. At batch 8 a verify pass
+multiplies 8 x (gamma + 1) rows by each weight, which at x4 is bound by arithmetic rather than
+memory, so fewer drafts a pass pay there.
 
 CTranslate2 converts the same widened checkpoint (ctranslate2_baseline.convert, float32) and runs
 each time in a process of its own (a CTranslate2 runtime in this process slows torch's runs, and
@@ -261,10 +264,12 @@ def rows(args):
             ("beam 5", 5, 32, args.batch_sentences, FAIRSEQ[:2])]
 
 
-def draft_of(engine, args):
-    """(draft checkpoint, draft length) an engine uses, (None, None) for those without one."""
+def draft_of(engine, args, batch_size):
+    """(draft checkpoint, draft length) an engine uses at a batch size, (None, None) for those
+    without one."""
     if engine == BIG:
-        return args.big_draft, args.big_draft_len
+        return args.big_draft, (args.big_draft_len if batch_size == 1
+                                else args.big_draft_len_batched)
     if engine in (SPECULATIVE, "fairseq_fast BiLD"):
         return args.draft, args.draft_len
     return None, None
@@ -327,7 +332,7 @@ def rss_probe_main(job_path):
 
 def rss_alone(engine, path, args, beam, batch_size, sentences, folder):
     job = os.path.join(folder, "rss-probe.json")
-    draft, draft_len = draft_of(engine, args)
+    draft, draft_len = draft_of(engine, args, batch_size)
     with open(job, "w") as f:
         json.dump({"engine": engine, "target": path, "data": args.data, "draft": draft,
                    "draft_vocab": args.draft_vocab, "counts": args.draft_vocab_counts,
@@ -473,7 +478,7 @@ def run_scale(factor, args, folder, reference):
         print(f"[scale]   {name}, batch {bsz}, {n} sentences", flush=True)
         generators = {}
         for e in fairseq_engines:
-            draft_path, draft_len = draft_of(e, args)
+            draft_path, draft_len = draft_of(e, args, bsz)
             generators[e] = build_generator(e, task, target, cfg, drafts.get(draft_path), vocab,
                                             beam, draft_len)
         engines = {e: fairseq_engine(g, target, samples, tgt_dict) for e, g in generators.items()}
@@ -497,7 +502,7 @@ def run_scale(factor, args, folder, reference):
             for obj, method in ((spec.proposer, "propose"), (spec.target, "forward")):
                 del obj.__dict__[method]  # unwrap
             row[FIGURES_KEY[e]] = speculative_figures(
-                spec, timing, draft_of(e, args)[1],
+                spec, timing, draft_of(e, args, bsz)[1],
                 statistics.median(figures["fairseq_fast default"]["seconds"]),
                 statistics.median(figures[e]["seconds"]))
         for e in fairseq_engines:
@@ -715,7 +720,10 @@ def main():
                     help="a second speculative engine with this draft ('' leaves it out): by "
                          "default the demo target's encoder and first two decoder layers, "
                          "distilled (user_dir_examples/README.md)")
-    ap.add_argument("--big-draft-len", type=int, default=5)
+    ap.add_argument("--big-draft-len", type=int, default=5,
+                    help="the big draft's length at batch 1")
+    ap.add_argument("--big-draft-len-batched", type=int, default=3,
+                    help="the big draft's length at batch 8")
     ap.add_argument("--draft-vocab", type=int, default=1536,
                     help="the speculative engine's draft shortlist (0: every token)")
     ap.add_argument("--draft-vocab-counts", default=demo.COUNTS)
@@ -737,6 +745,7 @@ def main():
               "repeats": args.repeats, "draft_len": args.draft_len,
               "big_draft": (os.path.relpath(args.big_draft, ROOT) if args.big_draft else None),
               "big_draft_len": args.big_draft_len,
+              "big_draft_len_batched": args.big_draft_len_batched,
               "draft_vocab": args.draft_vocab,
               "bandwidth": {"array_mib": args.stream_mib, "l3_mib": l3_mib(), "triad_gbs": [],
                             "read_gbs": []},
