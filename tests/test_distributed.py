@@ -170,6 +170,51 @@ def test_rank_failing_at_start_up_ends_the_job_with_one_line(tiny_pair):
     one_error_line(result, "rank 1 (", "ended without a word")
 
 
+def test_sigterm_line_survives_the_data_loader_worker_stopped_by_the_same_signal(monkeypatch):
+    """torchrun's SIGTERM stops a rank's data-loader workers too, and torch's SIGCHLD handler
+    then raises ("DataLoader worker ... is killed") in whatever the rank runs: here, the store
+    calls of its own SIGTERM handler. The rank still ends with its line, not silently."""
+    import signal
+
+    import torch.distributed as dist
+
+    from fairseq_fast.cli import distributed
+
+    class Store:  # an in-process store; a worker's SIGCHLD arrives during every check
+        def __init__(self):
+            self.inner = dist.HashStore()
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def check(self, keys):
+            os.kill(os.getpid(), signal.SIGCHLD)
+            return self.inner.check(keys)
+
+    class Ended(Exception):
+        pass
+
+    def end(line, status, after_print=None):
+        raise Ended(line, status)
+
+    def worker_failed(signum, frame):  # what torch's DataLoader installs
+        raise RuntimeError("DataLoader worker (pid 1) is killed by signal: Terminated.")
+
+    monkeypatch.setattr(distributed, "_end", end)
+    monkeypatch.setattr(distributed, "_write_error_file", lambda line: None)
+    store = Store()
+    ranks = distributed.Ranks(0, 2, store_factory=lambda: store)
+    previous = signal.signal(signal.SIGCHLD, worker_failed)
+    try:
+        with pytest.raises(Ended) as ended:
+            ranks._on_signal(signal.SIGTERM, None)
+    finally:
+        signal.signal(signal.SIGCHLD, previous)
+    line, status = ended.value.args
+    assert status == 143
+    assert line == "fairseq_fast: error: stopped by the launcher (SIGTERM)"
+
+
 def test_rank_that_stops_answering_is_named_within_the_timeout(tiny_pair, tmp_path):
     """A rank whose heartbeat stops and which does not exit (its machine gone): torchrun sees
     nothing wrong, rank 0 ends the job after --rank-timeout. Without --results-path the job

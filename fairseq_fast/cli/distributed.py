@@ -238,6 +238,11 @@ class Ranks:
         stopped); Ctrl-C reaches every rank of a terminal's job."""
         if self._aborting:
             return
+        if hasattr(signal, "SIGCHLD"):
+            # the launcher's signal stops this rank's data-loader workers too, and torch's
+            # SIGCHLD handler would raise "DataLoader worker ... is killed" inside the store
+            # calls below; this process is ending, its workers with it
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         try:
             current = self._aborted()
             if current is not None:
