@@ -423,16 +423,29 @@ def speculation_timers(spec, run_spec):
     return (drafting, verifying, steps), counted
 
 
-def speculative_figures(spec, timers, gamma, default_seconds, spec_seconds):
+def speculative_figures(spec, timers, gamma, default, speculative):
+    """alpha, c, E, the bound and the speedup over the default (default / speculative: the
+    engines' figures from measure()); and where a pass goes, which at batch 1 sets the speedup
+    against the bound's assumptions (a verify pass costs a default step, E tokens a pass, gamma
+    draft steps of c each, nothing else): the verify pass's time, the drafting's and the rest's
+    (encoders, the loop) per pass, from the timed runs' ms/token x measured tokens a pass."""
     drafting, verifying, (draft_steps,) = timers
     a = spec.stats.alpha
-    c = (drafting.seconds / max(draft_steps, 1)) / (verifying.seconds / max(verifying.calls, 1))
+    passes = max(verifying.calls, 1)
+    c = (drafting.seconds / max(draft_steps, 1)) / (verifying.seconds / passes)
     expected = (1 - a ** (gamma + 1)) / (1 - a) if a < 1 else gamma + 1.0
     bound = expected / (gamma * c + 1)
-    speedup = default_seconds / spec_seconds
+    speedup = (statistics.median(default["seconds"])
+               / statistics.median(speculative["seconds"]))
+    tokens = spec.stats.tokens_per_target_call
+    verify_ms = 1e3 * verifying.seconds / passes
+    draft_ms = 1e3 * drafting.seconds / passes
     return {"alpha": a, "gamma": gamma, "c": c, "expected_tokens_per_verify": expected,
             "bound": bound, "speedup_vs_default": speedup, "share_of_bound": speedup / bound,
-            "tokens_per_target_call": spec.stats.tokens_per_target_call}
+            "tokens_per_target_call": tokens, "verify_ms": verify_ms,
+            "draft_ms_per_verify": draft_ms,
+            "other_ms_per_verify": speculative["ms_per_token"] * tokens - verify_ms - draft_ms,
+            "default_ms_per_token": default["ms_per_token"]}
 
 
 # -- one scale ------------------------------------------------------------------------------
@@ -502,9 +515,8 @@ def run_scale(factor, args, folder, reference):
             for obj, method in ((spec.proposer, "propose"), (spec.target, "forward")):
                 del obj.__dict__[method]  # unwrap
             row[FIGURES_KEY[e]] = speculative_figures(
-                spec, timing, draft_of(e, args, bsz)[1],
-                statistics.median(figures["fairseq_fast default"]["seconds"]),
-                statistics.median(figures[e]["seconds"]))
+                spec, timing, draft_of(e, args, bsz)[1], figures["fairseq_fast default"],
+                figures[e])
         for e in fairseq_engines:
             figures[e]["process_peak_rss_mib"] = figures[e]["peak_rss_mib"]
             figures[e]["peak_rss_mib"] = rss_alone(e, path, args, beam, bsz, sentences, folder)
@@ -605,6 +617,13 @@ def print_tables(report):
                       f"{sp['expected_tokens_per_verify']:.2f} tokens/verify, bound "
                       f"{sp['bound']:.2f}x, speculative / default {sp['speedup_vs_default']:.2f}x "
                       f"= {100 * sp['share_of_bound']:.0f}% of the bound")
+                if row["batch_size"] == 1 and "verify_ms" in sp:
+                    print(f"  a pass: verify {sp['verify_ms']:.2f} ms (the default: "
+                          f"{sp['default_ms_per_token']:.2f} ms a token), drafting "
+                          f"{sp['draft_ms_per_verify']:.2f} ms, the rest "
+                          f"{sp['other_ms_per_verify']:.2f} ms; "
+                          f"{sp['tokens_per_target_call']:.2f} tokens a pass (E "
+                          f"{sp['expected_tokens_per_verify']:.2f})")
             if "stock_identical_to_x1" in row:
                 print(f"stock {row['setting']} batch {row['batch_size']}: identical to x1 "
                       f"{100 * row['stock_identical_to_x1']:.1f}%")
