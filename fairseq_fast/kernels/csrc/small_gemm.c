@@ -88,11 +88,12 @@ typedef __m256 vec;
  * weight; with this, about the same); one row keeps the hardware prefetcher's stream alone,
  * which is faster there. The distance is not a power of two times 4 KB: at 4, 16 or 32 KB
  * ahead (16, 64, 128 k-steps of float32) a 6-row call of the transformer-big target's weights
- * took 1.17x the time of a 1-row call, at 12 KB 1.04x (the prefetched line and the one loaded
- * share a cache set). A block read by several row groups is read chunk by chunk (below): then
+ * took 1.17x the time of a 1-row call, at 12 KB 1.04x (at 5, 6, 10, 20, 24 or 28 KB about the
+ * same: likely the prefetched line and the one being loaded fall in the same cache set at a
+ * power-of-two distance). A block read by several row groups is read chunk by chunk (below): then
  * the groups share the prefetching of the next chunk (group i of n takes every n-th k-step), so
  * that memory streams while any of them computes, not only while the first does. */
-#define PF_K 48 /* k-steps ahead for a block streamed once: 12 KB of float32, 6 KB of float16 */
+#define PF_K 48 /* k-steps ahead for a block streamed once (12 KB of float32 at AVX-512) */
 #define KC 128 /* k-steps per chunk: 32 KB of float32 weights, within L1 */
 #define PREFETCH(wk, WTYPE, pf)                                                                \
   do {                                                                                         \
