@@ -65,7 +65,11 @@ draft length; c, the draft's step time over the target's verify-pass time as mea
 speculative run (benchmark.py's c); E = (1 - alpha^(gamma+1)) / (1 - alpha), the expected tokens
 per verify pass; bound = E / (gamma c + 1), the speedup bound over the target decoding alone,
 against which the speculative / default speedup is set. c_step (the lean draft step over the
-lean target step, both one token) is printed beside.
+lean target step, both one token) is printed beside. At batch 1 a second line says where a pass
+goes, which is what separates the speedup from the bound (that assumes a verify pass costs a
+default step, E tokens a pass and nothing but drafting besides): the verify pass's ms beside the
+default's ms/token, the drafting's and the rest's ms per pass (encoders, the loop), and the
+tokens a pass measured beside E.
 
 With --identical-sentences N, N sentences are also decoded at batch 32 by the default generator
 (greedy and beam 5) and by the speculative one, for every F: "identical to x1" is the share of
