@@ -36,13 +36,18 @@ DRAFT_ARCH=(--arch transformer --share-decoder-input-output-embed
   --encoder-ffn-embed-dim 768 --decoder-ffn-embed-dim 512
   --encoder-attention-heads 4 --decoder-attention-heads 4
   --encoder-normalize-before --decoder-normalize-before --dropout 0.1 --attention-dropout 0.0)
+# the target's shape but for its decoder's depth (the big draft keeps 2 of its 6 decoder layers)
+TARGET_SHAPE=(--arch transformer --share-all-embeddings
+  --encoder-layers 4 --encoder-embed-dim 256 --decoder-embed-dim 256
+  --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 1024
+  --encoder-attention-heads 4 --decoder-attention-heads 4
+  --encoder-normalize-before --decoder-normalize-before)
+# distillation from the exported target (stages kd and big)
+KD=(--user-dir scripts/distill_kd --criterion draft_kd --kd-weight 0.75 --label-smoothing 0.0
+  --teacher-path user_dir_examples/bible_es_en/target.pt)
 case "$WHICH" in
   target)
-    ARCH=(--arch transformer --share-all-embeddings
-      --encoder-layers 4 --decoder-layers 6 --encoder-embed-dim 256 --decoder-embed-dim 256
-      --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 1024
-      --encoder-attention-heads 4 --decoder-attention-heads 4
-      --encoder-normalize-before --decoder-normalize-before
+    ARCH=("${TARGET_SHAPE[@]}" --decoder-layers 6
       --dropout 0.2 --attention-dropout 0.1 --lr 1e-3 --warmup-updates 400 --warmup-init-lr 1e-7) ;;
   draft)
     ARCH=("${DRAFT_ARCH[@]}" --lr 1e-3 --warmup-updates 400 --warmup-init-lr 1e-7) ;;
@@ -59,22 +64,14 @@ case "$WHICH" in
     DATA=work/distill/bin
     ARCH=("${DRAFT_ARCH[@]}" --finetune-from-model work/ckpt/distill/checkpoint_best.pt
       --max-update ${KD_UPDATES:-1866} --lr 5e-4 --warmup-updates 200 --warmup-init-lr 1e-7
-      --user-dir scripts/distill_kd --criterion draft_kd --kd-weight 0.75 --label-smoothing 0.0
-      --teacher-path user_dir_examples/bible_es_en/target.pt) ;;
+      "${KD[@]}") ;;
   big)
     DATA=work/distill/bin
-    TARGET=user_dir_examples/bible_es_en/target.pt
-    [ -f work/ckpt/big-init.pt ] || .venv/bin/python scripts/draft_from_target.py "$TARGET" \
-      work/ckpt/big-init.pt --decoder-layers 2
-    ARCH=(--arch transformer --share-all-embeddings
-      --encoder-layers 4 --decoder-layers 2 --encoder-embed-dim 256 --decoder-embed-dim 256
-      --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 1024
-      --encoder-attention-heads 4 --decoder-attention-heads 4
-      --encoder-normalize-before --decoder-normalize-before --dropout 0.1 --attention-dropout 0.0
+    [ -f work/ckpt/big-init.pt ] || .venv/bin/python scripts/draft_from_target.py \
+      user_dir_examples/bible_es_en/target.pt work/ckpt/big-init.pt --decoder-layers 2
+    ARCH=("${TARGET_SHAPE[@]}" --decoder-layers 2 --dropout 0.1 --attention-dropout 0.0
       --finetune-from-model work/ckpt/big-init.pt --max-update 1787 --max-tokens 8192
-      --weight-decay 0.0 --lr 5e-4 --warmup-updates 200 --warmup-init-lr 1e-7
-      --user-dir scripts/distill_kd --criterion draft_kd --kd-weight 0.75 --label-smoothing 0.0
-      --teacher-path "$TARGET") ;;
+      --weight-decay 0.0 --lr 5e-4 --warmup-updates 200 --warmup-init-lr 1e-7 "${KD[@]}") ;;
   *) echo "usage: $0 target|draft|distill|kd|big [HOURS]" >&2; exit 2 ;;
 esac
 exec .venv/bin/fairseq-train "$DATA" "${COMMON[@]}" "${ARCH[@]}"
