@@ -40,7 +40,7 @@ from fairseq_fast.kernels.packed_linear import KERNEL_MAX_ROWS
 _Linear, _Norm, _Layer = (loader.struct(name) for name in ("dl_linear", "dl_norm", "dl_layer"))
 
 
-def _plain_norm(module) -> bool:
+def plain_norm(module) -> bool:
     return (isinstance(module, nn.LayerNorm) and module.elementwise_affine
             and len(module.normalized_shape) == 1 and module.bias is not None)
 
@@ -55,8 +55,8 @@ def layer_supported(layer: nn.Module) -> bool:
             or getattr(layer, "w_resid", None) is not None
             or layer.activation_fn is not F.relu
             or attn.num_heads * attn.head_dim != dim
-            or not _plain_norm(layer.self_attn_layer_norm)
-            or not _plain_norm(layer.final_layer_norm)
+            or not plain_norm(layer.self_attn_layer_norm)
+            or not plain_norm(layer.final_layer_norm)
             or layer.fc1.in_features != dim or layer.fc2.out_features != dim):
         return False
     cross = getattr(layer, "encoder_attn", None)
@@ -67,7 +67,7 @@ def layer_supported(layer: nn.Module) -> bool:
             return False
     if cross is not None and (cross.embed_dim != dim or cross.num_heads != attn.num_heads
                               or cross.head_dim != attn.head_dim
-                              or not _plain_norm(layer.encoder_attn_layer_norm)):
+                              or not plain_norm(layer.encoder_attn_layer_norm)):
         return False
     return True
 
@@ -109,14 +109,7 @@ class FusedLayers:
 
     # -- argument structs ------------------------------------------------------------------
     def _linear_struct(self, weight: Tensor, bias: Optional[Tensor]) -> _Linear:
-        packed = self.linear.packed(weight, "kernel")
-        self._keep.append(packed.data)  # alive even if the cache packs the weight again
-        if bias is not None:
-            bias = bias.detach().contiguous()
-            self._keep.append(bias)
-        return _Linear(packed.data.data_ptr(), None if bias is None else bias.data_ptr(),
-                       packed.in_features, packed.out_features,
-                       int(packed.data.dtype == torch.float16))
+        return linear_struct(self.linear, weight, bias, self._keep)
 
     def _norm_struct(self, module: Optional[nn.LayerNorm]) -> _Norm:
         if module is None:
@@ -246,6 +239,20 @@ class FusedLayers:
                None if pad is None else pad.data_ptr(),
                probs.data_ptr() if probs is not None and i == last else None,
                work.data_ptr(), threads)
+
+
+def linear_struct(linear, weight: Tensor, bias: Optional[Tensor], keep: list) -> _Linear:
+    """The dl_linear struct of weight (packed for the kernel by `linear`, a PackedLinear) and
+    bias; `keep` receives the tensors it points into (alive even if the cache packs the weight
+    again)."""
+    packed = linear.packed(weight, "kernel")
+    keep.append(packed.data)
+    if bias is not None:
+        bias = bias.detach().contiguous()
+        keep.append(bias)
+    return _Linear(packed.data.data_ptr(), None if bias is None else bias.data_ptr(),
+                   packed.in_features, packed.out_features,
+                   int(packed.data.dtype == torch.float16))
 
 
 def _cache_args(k: Tensor, v: Tensor) -> tuple:

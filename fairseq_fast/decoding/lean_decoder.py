@@ -150,24 +150,28 @@ class LeanDecoder:
         return self.linear(x, module.weight, module.bias, residual, relu)
 
     # -- forward ----------------------------------------------------------------------------
-    def _positions(self, positions: Tensor) -> Optional[Tensor]:
-        """positions [B, n] (0-based decoder time steps) -> embeddings [B, n, C]"""
+    def position_table(self, positions: int) -> Tuple[Tensor, int]:
+        """The position embeddings' table, holding at least `positions` decoder time steps where
+        it can grow (sinusoidal: grown as fairseq grows it), and the row of time step 0. A
+        learned table does not grow: only positions past the target's max length can run off
+        it (they are verified but never kept, or belong to a draft, whose proposals are only
+        hints); those read its last row."""
         module = self.decoder.embed_positions
-        if module is None:
-            return None
-        index = positions + (module.padding_idx + 1)
-        if hasattr(module, "weights"):  # sinusoidal: grow the table as fairseq does
-            needed = int(index.max()) + 1
+        offset = module.padding_idx + 1
+        if hasattr(module, "weights"):
+            needed = offset + positions
             if needed > module.weights.size(0):
                 module.weights = module.get_embedding(
                     needed, module.embedding_dim, module.padding_idx).to(module.weights)
-            table = module.weights
-        else:
-            table = module.weight
-            # only positions past the target's max length can run off the table (they are
-            # verified but never kept, or belong to a draft, whose proposals are only hints)
-            index = index.clamp(max=table.size(0) - 1)
-        return table[index]
+            return module.weights, offset
+        return module.weight, offset
+
+    def _positions(self, positions: Tensor) -> Optional[Tensor]:
+        """positions [B, n] (0-based decoder time steps) -> embeddings [B, n, C]"""
+        if self.decoder.embed_positions is None:
+            return None
+        table, offset = self.position_table(int(positions.max()) + 1)
+        return table[(positions + offset).clamp(max=table.size(0) - 1)]
 
     def forward(self, state: DecoderState, tokens: Tensor, need_attn: bool = False):
         """tokens [B, n] -> logits [B, n, V] (features [B, n, C] for an adaptive softmax: what
@@ -250,20 +254,29 @@ class LeanDecoder:
         the model's get_normalized_probs turns them into log-probs)."""
         if self.decoder.adaptive_softmax is not None:
             return x
+        vocab, weight, bias = self.output_weights()
+        if vocab is None:
+            return self.linear(x, weight, bias)
+        scores = self.linear(x, weight, bias)
+        logits = scores.new_full(x.shape[:-1] + (self.decoder.output_projection.weight.size(0),),
+                                 float("-inf"))
+        return logits.index_copy_(-1, vocab, scores)
+
+    def output_weights(self) -> Tuple[Optional[Tensor], Tensor, Optional[Tensor]]:
+        """(vocab, weight, bias) of the output projection: with a shortlist its sorted token ids
+        and its rows of the weight and bias (cut once, again only if the weight changed or
+        moved), else (None, the weight, the bias)."""
         projection = self.decoder.output_projection
-        if self.vocab is None:
-            return self._linear(projection, x)
         weight, bias = projection.weight, projection.bias
-        key = (weight.data_ptr(), weight.dtype, weight.device)
-        if self._shortlist[0] != key:  # cut once, again only if the model moved
+        if self.vocab is None:
+            return None, weight, bias
+        key = (weight.data_ptr(), weight._version, weight.dtype, weight.device)
+        if self._shortlist[0] != key:
             vocab = self.vocab.to(weight.device)
             cut = (vocab, weight.index_select(0, vocab),
                    None if bias is None else bias.index_select(0, vocab))
             self._shortlist = (key, cut)
-        vocab, rows, cut_bias = self._shortlist[1]
-        scores = self.linear(x, rows, cut_bias)
-        logits = scores.new_full(x.shape[:-1] + (weight.size(0),), float("-inf"))
-        return logits.index_copy_(-1, vocab, scores)
+        return self._shortlist[1]
 
     def _layer(self, i, layer, x, state: DecoderState, rows, positions, lo, n, total, mask,
                fused: bool, need_attn: bool = False):

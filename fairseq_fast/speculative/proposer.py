@@ -11,6 +11,9 @@ the token just proposed is still offered (speculative decoding's confidence stop
 The draft's cache may lag one token behind the committed text (when every draft was kept, the
 draft never read its own last guess); the first step of the next round feeds each row whatever it
 has not read yet (1 or 2 tokens), as gpt-fast does.
+
+Greedy drafting without a stop rule, forced prefix or n-gram blocking runs its k steps in one C
+call where the draft allows (greedy_draft.py): the same proposals, without ~30 tensor ops a step.
 """
 from typing import Optional, Protocol, Tuple
 
@@ -21,6 +24,7 @@ from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
+from fairseq_fast.speculative.greedy_draft import GreedyDraftSteps
 from fairseq_fast.speculative.stop_rules import StopRule
 
 
@@ -57,6 +61,9 @@ class DraftModelProposer:
         self.rules = rules
         self.sampler = sampler
         self.state: Optional[DecoderState] = None
+        # whole greedy propose() calls in C where nothing in Python needs to see a step
+        self.steps = (GreedyDraftSteps.build(model, self.lean) if packed and sampler is None
+                      else None)
         self.calls = 0  # decoder forward passes
         self.last_steps = 0  # decoder passes of the last propose()
 
@@ -81,6 +88,18 @@ class DraftModelProposer:
         width = int(unread.max())
         index = (state.lengths[:, None] + torch.arange(width, device=tokens.device)[None, :])
         feed = tokens.gather(1, index.clamp(max=tokens.size(1) - 1))
+        first = n_tokens - 1
+        if (self.steps is not None and stop is None and prefix is None
+                and self.rules.no_repeat_ngram_size == 0
+                and self.steps.usable(state, bsz * width)):
+            drafts = self.steps.run(state, feed, unread, first, k, self.rules)
+            steps = drafts.size(1)
+            self.calls += steps
+            self.last_steps = steps
+            tokens.scatter_(1, n_tokens[:, None] + torch.arange(steps, device=tokens.device),
+                            drafts)
+            drafted = self._cut_at_eos(drafts)
+            return drafts[:, :int(drafted.max())], None, drafted
         drafts, qs = [], []
         last = unread - 1  # which fed position predicts the next token
         product = torch.ones(bsz, dtype=torch.float64, device=tokens.device)
@@ -88,7 +107,6 @@ class DraftModelProposer:
         running = torch.ones(bsz, dtype=torch.bool, device=tokens.device)
         ended = None  # without a stop rule: rows that proposed EOS so far
         withdraw = 1 if stop is not None and stop.discards_last else 0
-        first = n_tokens - 1
         for j in range(k):
             logits = self.lean.forward(state, feed)
             self.calls += 1
@@ -129,11 +147,8 @@ class DraftModelProposer:
             running = running & ~ends
             if not bool(running.any()):
                 break
-        if stop is None:  # a row's drafts end at its first EOS (or the last step)
-            drafted.fill_(len(drafts))
-            if bsz > 1 and len(drafts) > 1:
-                is_eos = torch.stack(drafts[:-1], dim=1) == self.rules.eos
-                drafted = torch.where(is_eos.any(1), is_eos.long().argmax(1) + 1, drafted)
+        if stop is None:
+            drafted = self._cut_at_eos(torch.stack(drafts, dim=1))
         elif stop.discards_last:  # the last step's token may be withdrawn too
             halted = stop.stop(prob, product * prob.double()) & running
             drafted = torch.where(halted, drafted - 1, drafted)
@@ -144,6 +159,15 @@ class DraftModelProposer:
             return tokens.new_empty(bsz, 0), q, drafted
         q = torch.stack(qs[:width], dim=1) if qs else None
         return torch.stack(drafts[:width], dim=1), q, drafted
+
+    def _cut_at_eos(self, drafts: Tensor) -> Tensor:
+        """Drafts per row [B] of drafts [B, k']: a row's end at its first EOS (or at k')."""
+        bsz, steps = drafts.shape
+        drafted = torch.full((bsz,), steps, dtype=torch.long, device=drafts.device)
+        if bsz > 1 and steps > 1:
+            is_eos = drafts[:, :-1] == self.rules.eos
+            drafted = torch.where(is_eos.any(1), is_eos.long().argmax(1) + 1, drafted)
+        return drafted
 
     def rollback(self, n_tokens: Tensor) -> None:
         """Rows now hold n_tokens[b] committed tokens; keep only cache entries that match them."""

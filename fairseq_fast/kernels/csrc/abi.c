@@ -11,5 +11,8 @@ int64_t ff_struct_size(const char *name) {
   if (!strcmp(name, "dl_linear")) return sizeof(dl_linear);
   if (!strcmp(name, "dl_norm")) return sizeof(dl_norm);
   if (!strcmp(name, "dl_layer")) return sizeof(dl_layer);
+  if (!strcmp(name, "gd_decoder")) return sizeof(gd_decoder);
+  if (!strcmp(name, "gd_layer_state")) return sizeof(gd_layer_state);
+  if (!strcmp(name, "gd_rules")) return sizeof(gd_rules);
   return -1;
 }

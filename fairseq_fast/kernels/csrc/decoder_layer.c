@@ -32,7 +32,7 @@ static void linear(const dl_linear *l, const float *x, int64_t R, float *y, cons
 }
 
 /* rows shared among the region's threads, as the kernels' bodies */
-static void layer_norm(const dl_norm *nm, const float *x, float *y, int64_t R, int64_t C) {
+void dl_norm_units(const dl_norm *nm, const float *x, float *y, int64_t R, int64_t C) {
 #pragma omp for schedule(static)
   for (int64_t r = 0; r < R; r++) {
     const float *xr = x + r * C;
@@ -60,16 +60,17 @@ static void layer_norm(const dl_norm *nm, const float *x, float *y, int64_t R, i
  * cross_rows [B / group] or NULL: sentence s reads cross_k/v row (and pad row) cross_rows[s];
  * cross_probs [B, H, n, S] or NULL: receives the encoder attention's probabilities.
  * work: B * n * (2 * dim + max(3 * dim, ffn)) floats.
- * Runs on every thread of dl_layer_f32's parallel region: each step below shares its rows or
+ * Runs on every thread of the caller's parallel region (dl_layer_f32's, or greedy_draft.c's,
+ * which runs all layers of several steps in one): each step below shares its rows or
  * units among them and ends with a barrier (one parallel region per layer rather than one per
  * kernel, so that the layer norms and cache writes are shared too, not left to one thread while
  * the others wait). */
-static void layer(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
-                  float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,
-                  int64_t total, const uint8_t *self_pad, const int64_t *origin,
-                  int64_t origin_stride, const float *cross_k, const float *cross_v, int64_t xb,
-                  int64_t xh, int64_t xt, int64_t S, int64_t group, const int64_t *cross_rows,
-                  const uint8_t *pad, float *cross_probs, float *work) {
+void dl_layer_units(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
+                    float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,
+                    int64_t total, const uint8_t *self_pad, const int64_t *origin,
+                    int64_t origin_stride, const float *cross_k, const float *cross_v, int64_t xb,
+                    int64_t xh, int64_t xt, int64_t S, int64_t group, const int64_t *cross_rows,
+                    const uint8_t *pad, float *cross_probs, float *work) {
   const int64_t R = B * n, C = L->dim, H = L->heads, D = L->head_dim;
   float *h = work, *att = work + R * C, *qkv = work + 2 * R * C, *f = qkv;
   const int pre = L->normalize_before;
@@ -77,7 +78,7 @@ static void layer(const dl_layer *L, float *x, int64_t B, int64_t n, float *cach
   /* self-attention */
   const float *in = x;
   if (pre) {
-    layer_norm(&L->norm[0], x, h, R, C);
+    dl_norm_units(&L->norm[0], x, h, R, C);
     in = h;
   }
   linear(&L->qkv, in, R, qkv, NULL, 0); /* [R, 3C]: q | k | v */
@@ -95,13 +96,13 @@ static void layer(const dl_layer *L, float *x, int64_t B, int64_t n, float *cach
                   n, D, total, 1, NULL, start, start ? NULL : self_pad, origin, origin_stride,
                   NULL, group); /* a sentence's rows (beams) share much of their history */
   linear(&L->out, att, R, x, x, 0); /* x += out(att), in place */
-  if (!pre) layer_norm(&L->norm[0], x, x, R, C);
+  if (!pre) dl_norm_units(&L->norm[0], x, x, R, C);
 
   /* encoder attention */
   if (L->has_cross && cross_k) {
     in = x;
     if (pre) {
-      layer_norm(&L->norm[1], x, h, R, C);
+      dl_norm_units(&L->norm[1], x, h, R, C);
       in = h;
     }
     float *q = qkv;
@@ -109,18 +110,18 @@ static void layer(const dl_layer *L, float *x, int64_t B, int64_t n, float *cach
     fa_attend_units(q, n * C, D, C, L->cross_scaling, cross_k, cross_v, xb, xh, xt, att, B, H,
                     n, D, S, group, cross_rows, NULL, pad, NULL, 0, cross_probs, group);
     linear(&L->cross_out, att, R, x, x, 0);
-    if (!pre) layer_norm(&L->norm[1], x, x, R, C);
+    if (!pre) dl_norm_units(&L->norm[1], x, x, R, C);
   }
 
   /* feed-forward */
   in = x;
   if (pre) {
-    layer_norm(&L->norm[2], x, h, R, C);
+    dl_norm_units(&L->norm[2], x, h, R, C);
     in = h;
   }
   linear(&L->fc1, in, R, f, NULL, 1);
   linear(&L->fc2, f, R, x, x, 0);
-  if (!pre) layer_norm(&L->norm[2], x, x, R, C);
+  if (!pre) dl_norm_units(&L->norm[2], x, x, R, C);
 }
 
 void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
@@ -130,6 +131,6 @@ void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cach
                   int64_t xh, int64_t xt, int64_t S, int64_t group, const int64_t *cross_rows,
                   const uint8_t *pad, float *cross_probs, float *work, int threads) {
 #pragma omp parallel num_threads(threads) if (threads > 1)
-  layer(L, x, B, n, cache_k, cache_v, cb, ch, ct, start, total, self_pad, origin, origin_stride,
+  dl_layer_units(L, x, B, n, cache_k, cache_v, cb, ch, ct, start, total, self_pad, origin, origin_stride,
         cross_k, cross_v, xb, xh, xt, S, group, cross_rows, pad, cross_probs, work);
 }

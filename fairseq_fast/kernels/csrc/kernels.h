@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define FF_ABI_VERSION 2
+#define FF_ABI_VERSION 3
 
 /* every library (abi.c): FF_ABI_VERSION, and sizeof(struct) by name (-1: no such struct) */
 int ff_abi_version(void);
@@ -76,6 +76,44 @@ void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cach
                   int64_t xh, int64_t xt, int64_t S, int64_t group, const int64_t *cross_rows,
                   const uint8_t *pad, float *cross_probs, float *work, int threads);
 
+/* greedy_draft.c: a draft decoder's greedy steps, several in one call */
+typedef struct {
+  const float *embed;        /* token embeddings [V, dim] */
+  float embed_scale;
+  const float *positions;    /* position embeddings [P, dim], or NULL */
+  int64_t position_offset;   /* the row of position 0 (fairseq: padding_idx + 1) */
+  int64_t position_rows;     /* P: later positions read row P - 1 */
+  dl_norm embed_norm;        /* layernorm_embedding (w NULL: none) */
+  dl_norm final_norm;        /* the decoder's final layer_norm (w NULL: none) */
+  dl_linear output;          /* output projection: every token, or a shortlist's rows */
+  const int64_t *vocab;      /* the token of each output row, ascending; NULL: row i is token i */
+  int64_t layers;
+  const dl_layer *layer;     /* [layers] */
+} gd_decoder;
+
+typedef struct {
+  float *k;                  /* self-attention cache [B, H, capacity, D], strides cb, ch, ct */
+  float *v;
+  int64_t cb, ch, ct;
+  const float *cross_k;      /* encoder K/V (NULL: none), as dl_layer_f32 takes them */
+  const float *cross_v;
+  int64_t xb, xh, xt, S, group;
+  const int64_t *cross_rows;
+} gd_layer_state;
+
+typedef struct {
+  int64_t eos, pad, unk;
+  float unk_penalty;
+  int64_t min_len;           /* no EOS at a step < min_len */
+  int64_t max_len;           /* only EOS at a step >= max_len */
+} gd_rules;
+
+int64_t gd_work_floats(const gd_decoder *D, int64_t B, int64_t width);
+int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rules *rules,
+                      int64_t B, const int64_t *feed, int64_t width, const int64_t *unread,
+                      int64_t *lengths, const int64_t *first_step, int64_t k,
+                      const uint8_t *pad, int64_t *drafts, float *work, int threads);
+
 /* beam_step.c (portable): a beam-search step's top k candidates per sentence */
 void bs_candidates_f32(const float *lp, int64_t ld, const float *prev, int64_t sentences,
                        int64_t group, int64_t beams, int64_t V, int64_t k, int64_t pad,
@@ -104,5 +142,12 @@ void fa_attend_units(const float *q, int64_t qb, int64_t qh, int64_t qn, float s
                      int64_t group, const int64_t *kv_rows, const int64_t *start,
                      const uint8_t *pad, const int64_t *origin, int64_t origin_stride,
                      float *probs, int64_t cluster);
+void dl_norm_units(const dl_norm *nm, const float *x, float *y, int64_t R, int64_t C);
+void dl_layer_units(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
+                    float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,
+                    int64_t total, const uint8_t *self_pad, const int64_t *origin,
+                    int64_t origin_stride, const float *cross_k, const float *cross_v, int64_t xb,
+                    int64_t xh, int64_t xt, int64_t S, int64_t group, const int64_t *cross_rows,
+                    const uint8_t *pad, float *cross_probs, float *work);
 
 #endif

@@ -1,0 +1,140 @@
+/* greedy_draft.c: a draft decoder's greedy steps, several in one call (float32, CPU).
+ *
+ * Called by speculative/greedy_draft.py for a greedy draft that no Python-side rule needs to see
+ * (no forced prefix, no n-gram blocking, no stop rule). Each step is what lean_decoder.forward
+ * and StepRules.log_probs + argmax do for one token per row, without returning to Python:
+ *
+ *   x = embed_scale * embed[token] + positions[offset + slot]   (then layernorm_embedding)
+ *   every layer: dl_layer_units (decoder_layer.c), the new K/V written at slot lengths[b]
+ *   h = final_norm(x); scores = output(h)                        (a shortlist's rows or all)
+ *   token = argmax of the scores under stock's edits: pad never, unk - unk_penalty, no EOS at a
+ *           step < min_len, only EOS at a step >= max_len (log_softmax does not move an argmax)
+ *
+ * and the token is the next step's input. The first step may read up to `width` inputs per row
+ * (the proposer's catch-up: row b's first unread[b] are real, the rest fillers whose slots are
+ * written but then not counted); its scores come from each row's last real input. Drafting stops
+ * after step k, or after a step at which every row has proposed EOS at least once.
+ *
+ * One parallel region for the whole call: the steps' parts share rows or output units among the
+ * threads as the layers do, with barriers between them.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels.h"
+
+static int64_t widest_ffn(const gd_decoder *D) {
+  int64_t ffn = 0;
+  for (int64_t i = 0; i < D->layers; i++)
+    if (D->layer[i].ffn > ffn) ffn = D->layer[i].ffn;
+  return ffn;
+}
+
+/* x [B * width, C], the final rows [B, C], scores [B, N], the layers' work */
+int64_t gd_work_floats(const gd_decoder *D, int64_t B, int64_t width) {
+  const int64_t C = D->layer[0].dim, ffn = widest_ffn(D);
+  const int64_t R = B * width;
+  return R * C + B * C + B * D->output.out_features + R * (2 * C + (ffn > 3 * C ? ffn : 3 * C));
+}
+
+/* x[r] for the n inputs of each row: tokens of row b at tokens[b * stride + j], slot
+ * lengths[b] + j. Two passes (scale, then add) so that each product is rounded before the sum,
+ * as torch's separate ops do. */
+static void embed(const gd_decoder *D, const int64_t *tokens, int64_t stride, int64_t B,
+                  int64_t n, const int64_t *lengths, float *x) {
+  const int64_t C = D->layer[0].dim;
+#pragma omp for schedule(static)
+  for (int64_t r = 0; r < B * n; r++) {
+    const int64_t b = r / n, j = r % n;
+    const float *e = D->embed + tokens[b * stride + j] * C;
+    float *xr = x + r * C;
+    for (int64_t c = 0; c < C; c++) xr[c] = D->embed_scale * e[c];
+    if (D->positions) {
+      int64_t row = D->position_offset + lengths[b] + j;
+      if (row > D->position_rows - 1) row = D->position_rows - 1;
+      const float *p = D->positions + row * C;
+      for (int64_t c = 0; c < C; c++) xr[c] += p[c];
+    }
+  }
+}
+
+/* the argmax of one row's scores under stock's edits at `step` (torch's argmax: the first of
+ * equal maxima, in token order) */
+static int64_t choose(const float *s, int64_t N, const int64_t *vocab, const gd_rules *rules,
+                      int64_t step) {
+  if (step >= rules->max_len) return rules->eos;
+  int64_t best = 0;
+  float top = -INFINITY;
+  int found = 0;
+  for (int64_t i = 0; i < N; i++) {
+    const int64_t token = vocab ? vocab[i] : i;
+    float v = s[i];
+    if (token == rules->pad || isnan(v)) continue;
+    if (token == rules->eos && step < rules->min_len) continue;
+    if (token == rules->unk) v -= rules->unk_penalty;
+    if (!found || v > top) {
+      top = v;
+      best = token;
+      found = 1;
+    }
+  }
+  return best;
+}
+
+/* B rows; feed [B, width] the first step's inputs (unread[b] real ones per row); lengths [B]
+ * the rows' cached inputs, advanced here; first_step [B] the decoding step of each row's first
+ * draft; drafts [B, k] receives the drafts; pad [B / group, S] source padding or NULL; work:
+ * gd_work_floats(D, B, width) floats. Returns the steps taken (<= k). */
+int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rules *rules,
+                      int64_t B, const int64_t *feed, int64_t width, const int64_t *unread,
+                      int64_t *lengths, const int64_t *first_step, int64_t k,
+                      const uint8_t *pad, int64_t *drafts, float *work, int threads) {
+  const int64_t C = D->layer[0].dim, N = D->output.out_features;
+  float *x = work, *h = x + B * width * C, *scores = h + B * C, *layer_work = scores + B * N;
+  int64_t steps = 0;
+  int done = 0;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  for (int64_t j = 0; j < k && !done; j++) {
+    const int64_t n = j ? 1 : width;
+    int64_t total = 0;
+    for (int64_t b = 0; b < B; b++)
+      if (lengths[b] > total) total = lengths[b];
+    total += n;
+    embed(D, j ? drafts + j - 1 : feed, j ? k : width, B, n, lengths, x);
+    if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, B * n, C);
+    for (int64_t i = 0; i < D->layers; i++) {
+      const gd_layer_state *s = S + i;
+      dl_layer_units(D->layer + i, x, B, n, s->k, s->v, s->cb, s->ch, s->ct, lengths, total,
+                     NULL, NULL, 0, s->cross_k, s->cross_v, s->xb, s->xh, s->xt, s->S, s->group,
+                     s->cross_rows, pad, NULL, layer_work);
+    }
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < B; b++)
+      memcpy(h + b * C, x + (b * n + (n > 1 ? unread[b] - 1 : 0)) * C, C * sizeof(float));
+    if (D->final_norm.w) dl_norm_units(&D->final_norm, h, h, B, C);
+    const dl_linear *out = &D->output;
+    if (out->half)
+      sg_linear_f16_units(h, B, out->in_features, (const uint16_t *)out->w, out->b, scores, N,
+                          NULL, 0);
+    else
+      sg_linear_f32_units(h, B, out->in_features, (const float *)out->w, out->b, scores, N, NULL,
+                          0);
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < B; b++)
+      drafts[b * k + j] = choose(scores + b * N, N, D->vocab, rules, first_step[b] + j);
+#pragma omp single
+    {
+      int ended = 1;  /* every row has proposed EOS by now */
+      for (int64_t b = 0; b < B; b++) {
+        lengths[b] += n > 1 ? unread[b] : 1;
+        int row_ended = 0;
+        for (int64_t t = 0; t <= j; t++) row_ended |= drafts[b * k + t] == rules->eos;
+        ended &= row_ended;
+      }
+      steps = j + 1;
+      done = ended;
+    } /* (a barrier) */
+  }
+  return steps;
+}
