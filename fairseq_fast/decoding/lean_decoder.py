@@ -255,9 +255,9 @@ class LeanDecoder:
         if self.decoder.adaptive_softmax is not None:
             return x
         vocab, weight, bias = self.output_weights()
-        if vocab is None:
-            return self.linear(x, weight, bias)
         scores = self.linear(x, weight, bias)
+        if vocab is None:
+            return scores
         logits = scores.new_full(x.shape[:-1] + (self.decoder.output_projection.weight.size(0),),
                                  float("-inf"))
         return logits.index_copy_(-1, vocab, scores)
