@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+"""Where the time goes: perf samples of batch-1 greedy runs on the widened target, split into matmul, attention, other kernels, OpenMP waits, torch, Python, the OS and idle.
+
+    python scripts/benchmark_profile.py [--factor 4] [--sentences 20] [--repeats 3]
+                                        [--engines stock,default,speculative,big]
+                                        [--frequency 999] [--threads N]
+                                        [--json work/benchmark_profile.json]
+
+The engines are benchmark_scale.py's, built as it builds them (stock fairseq; the plugin's
+default generator; speculative with the demo draft, --draft-len 4 and the 1536-token shortlist;
+speculative with the big draft, --big-draft-len 5), on the demo target widened --factor times
+(made in work/scale/ as benchmark_scale.py makes it). Each engine decodes the sentences once
+untimed, then the engines alternate, `repeats` times; in its turn an engine decodes them twice:
+timed alone (ms/token), then under `perf record` attached to this process and enabled only while
+it decodes (perf's control FIFO; "under perf" is that run's ms/token: perf's own process shares
+the cores). Every sample is a cpu-clock period of one thread, filed by the function it caught
+and that function's library:
+
+    matmul      the GEMM kernels: the plugin's (sg_linear_*) and torch's (MKL, oneDNN, cpublas)
+    attention   the plugin's attention kernels (fa_*, the scores and weighted sums); stock's
+                attention runs as torch ops, and is matmul and torch here
+    kernels     the plugin's other C: layer norms, the greedy draft's steps, n-gram blocking
+    omp wait    OpenMP's barriers and spinning (libgomp): a thread of a parallel region waiting
+                for the others to arrive, or for the next region while Python runs
+    torch       torch's operators and dispatch, and libc (allocation, copies)
+    python      the interpreter
+    os          the kernel (system calls, page faults, timers)
+    idle        threads x wall minus the on-CPU total: capacity the process left unused
+
+Shares are of threads x wall (--threads, torch's thread count: the capacity the engines run
+on), summed over the repeats. With memory-bound matmuls a thread's wait is not all lost time:
+the other thread then has the memory bandwidth to itself. The main thread and the others are
+also given apart. Needs perf (Debian: linux-perf) allowed to profile this process
+(kernel.perf_event_paranoid <= 2); without it, the JSON says why and nothing is measured.
+"""
+import argparse
+import contextlib
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+CATEGORIES = ["matmul", "attention", "kernels", "omp wait", "torch", "python", "os", "idle"]
+# the plugin's C kernels (kernels-<hash>.so): matmul and attention functions by name
+_PLUGIN_MATMUL = re.compile(r"^sg_linear")
+_PLUGIN_ATTENTION = re.compile(r"^(fa_|scores_|weighted_sum_|attend)")
+# torch's GEMMs: MKL, oneDNN (dnnl, brgemm, jit gemm kernels), cpublas, sgemm
+_TORCH_MATMUL = re.compile(r"gemm|mkl_blas|dnnl|jit_avx|cpublas", re.IGNORECASE)
+
+
+def category(symbol: str, library: str) -> str:
+    """The category (CATEGORIES, idle aside) of a sample caught in `symbol` of `library`."""
+    name = os.path.basename(library)
+    if name.startswith("kernels-"):
+        if _PLUGIN_MATMUL.match(symbol):
+            return "matmul"
+        if _PLUGIN_ATTENTION.match(symbol):
+            return "attention"
+        return "kernels"
+    if "libgomp" in name or "libiomp" in name:
+        return "omp wait"
+    if library.startswith("[kernel") or library == "[vdso]":
+        return "os"
+    if _TORCH_MATMUL.search(symbol) or "libmkl" in name or "libdnnl" in name:
+        return "matmul"
+    if "python" in name and "torch" not in name:
+        return "python"
+    return "torch"
+
+
+_LINE = re.compile(r"^\s*(\d+)\s+(\d+)\s+[0-9a-f]+\s+(.*?)\s+\((.*)\)\s*$")
+
+
+def parse(script_text: str):
+    """`perf script -F tid,period,ip,sym,dso` output -> {tid: {category: seconds}} (cpu-clock
+    periods are nanoseconds)."""
+    threads = {}
+    for line in script_text.splitlines():
+        m = _LINE.match(line)
+        if m is None:
+            continue
+        tid, period, symbol, library = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
+        into = threads.setdefault(tid, dict.fromkeys(CATEGORIES[:-1], 0.0))
+        into[category(symbol, library)] += period * 1e-9
+    return threads
+
+
+def split(threads, main_tid: int, wall: float, capacity: int):
+    """Per-thread seconds ({tid: {category: s}}) and wall seconds -> the split as shares of
+    capacity x wall ({category: share}, idle included), and the main thread's and the other
+    threads' own splits as shares of wall."""
+    total = dict.fromkeys(CATEGORIES, 0.0)
+    main, others = dict.fromkeys(CATEGORIES[:-1], 0.0), dict.fromkeys(CATEGORIES[:-1], 0.0)
+    for tid, seconds in threads.items():
+        for cat, s in seconds.items():
+            total[cat] += s
+            (main if tid == main_tid else others)[cat] += s
+    total["idle"] = max(capacity * wall - sum(total.values()), 0.0)
+    cap = capacity * wall
+    return ({k: v / cap for k, v in total.items()}, {k: v / wall for k, v in main.items()},
+            {k: v / wall for k, v in others.items()})
+
+
+def perf_problem():
+    """None when perf can record this process, else one line saying why not."""
+    perf = shutil.which("perf")
+    if perf is None:
+        return "perf not found (Debian: apt install linux-perf)"
+    try:
+        done = subprocess.run([perf, "stat", "-e", "cpu-clock", "true"], capture_output=True,
+                              text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"perf does not run: {e}"
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        return "perf cannot profile here: " + (lines[0] if lines else f"exit {done.returncode}")
+    return None
+
+
+class PerfRecording:
+    """`perf record` of this process, started disabled; `with recording.enabled():` samples
+    only inside the block. Then `.threads()` parses the samples ({tid: {category: s}})."""
+
+    def __init__(self, folder: str, frequency: int):
+        self.data = os.path.join(folder, "perf.data")
+        ctl, ack = os.path.join(folder, "ctl"), os.path.join(folder, "ack")
+        for fifo in (ctl, ack):
+            os.mkfifo(fifo)
+        # read-write opens of a FIFO do not wait for the other end (perf's)
+        self._ctl, self._ack = os.open(ctl, os.O_RDWR), os.open(ack, os.O_RDWR)
+        self.process = subprocess.Popen(
+            ["perf", "record", "-q", "-F", str(frequency), "-D", "-1", "--control",
+             f"fifo:{ctl},{ack}", "-p", str(os.getpid()), "-o", self.data],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def _command(self, word: str, timeout: float = 60.0):
+        """Send perf a control word and wait for its ack (perf 5.10+)."""
+        os.write(self._ctl, (word + "\n").encode())
+        answer, deadline = b"", time.monotonic() + timeout
+        while b"\n" not in answer:  # perf may follow it with a NUL
+            if self.process.poll() is not None:
+                err = self.process.stderr.read().strip().splitlines()
+                raise RuntimeError("perf record exited: "
+                                   + (err[0] if err else f"code {self.process.returncode}"))
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"perf did not answer {word!r} in {timeout:.0f} s")
+            if select.select([self._ack], [], [], 0.2)[0]:
+                answer += os.read(self._ack, 64)
+        if answer.strip(b"\x00\n ") != b"ack":
+            raise RuntimeError(f"perf answered {word!r} with {answer!r}")
+
+    @contextlib.contextmanager
+    def enabled(self):
+        self._command("enable")
+        try:
+            yield
+        finally:
+            self._command("disable")
+
+    def threads(self):
+        """Stop perf; the samples by thread and category."""
+        self.process.send_signal(signal.SIGINT)
+        _, err = self.process.communicate(timeout=300)
+        os.close(self._ctl)
+        os.close(self._ack)
+        if self.process.returncode not in (0, -signal.SIGINT):
+            raise RuntimeError(f"perf record failed: {err.strip()[:300]}")
+        done = subprocess.run(["perf", "script", "-i", self.data, "-F", "tid,period,ip,sym,dso"],
+                              capture_output=True, text=True, check=True)
+        return parse(done.stdout)
+
+
+# -- the run ----------------------------------------------------------------------------------
+ENGINES = {"stock": "stock fairseq", "default": "fairseq_fast default",
+           "speculative": "fairseq_fast speculative",
+           "big": "fairseq_fast speculative, big draft"}
+
+
+def profile(args):
+    import benchmark_scale as scale
+    from benchmark import batches, decode_all, load_target
+    from fairseq_fast.speculative.draft_loading import load_draft
+    from fairseq_fast.speculative.draft_vocab import shortlist
+
+    os.makedirs(scale.WORK, exist_ok=True)
+    path = scale.widened_target(args.factor, args.target)
+    target, cfg, task = load_target(path, args.data)
+    vocab = shortlist(task.target_dictionary, args.draft_vocab, args.draft_vocab_counts)
+    drafts = {"speculative": (args.draft, args.draft_len),
+              "big": (args.big_draft, args.big_draft_len)}
+    samples, n = batches(task, args.sentences, 1)
+    generators = {}
+    for key in args.engines:
+        draft, draft_len = drafts.get(key, (None, None))
+        generators[key] = scale.build_generator(
+            ENGINES[key], task, target, cfg, load_draft(task, draft, target) if draft else None,
+            vocab if draft else None, 1, draft_len)
+    for key, g in generators.items():  # first calls pack weights and grow buffers
+        decode_all(g, target, samples[:1] + samples[-1:], seed=0)
+    runs = {key: [] for key in generators}
+    plain = {key: [] for key in generators}
+    keys = list(generators)
+    main_tid = threading.get_native_id()
+    for r in range(args.repeats):
+        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+            seconds, _ = decode_all(generators[key], target, samples, seed=0)
+            plain[key].append(seconds)
+            with tempfile.TemporaryDirectory(prefix="benchmark_profile-") as folder:
+                recording = PerfRecording(folder, args.frequency)
+                with recording.enabled():
+                    profiled, hyps = decode_all(generators[key], target, samples, seed=0)
+                threads = recording.threads()
+            tokens = sum(len(h) for h in hyps.values())
+            runs[key].append((profiled, tokens, threads))
+            print(f"[profile] {ENGINES[key]}: {seconds:.2f} s, under perf {profiled:.2f} s, "
+                  f"{tokens} tokens", flush=True)
+    engines = {}
+    for key, done in runs.items():
+        wall = sum(s for s, _, _ in done)
+        merged = {}
+        for _, _, threads in done:
+            for tid, seconds in threads.items():
+                into = merged.setdefault(tid, dict.fromkeys(CATEGORIES[:-1], 0.0))
+                for cat, s in seconds.items():
+                    into[cat] += s
+        shares, main, others = split(merged, main_tid, wall, args.threads)
+        tokens = done[-1][1]
+        engines[ENGINES[key]] = {
+            "seconds": plain[key], "seconds_under_perf": [s for s, _, _ in done],
+            "tokens": tokens, "ms_per_token": 1e3 * statistics.median(plain[key]) / tokens,
+            "ms_per_token_under_perf": 1e3 * statistics.median(s for s, _, _ in done) / tokens,
+            "split": shares, "main_thread": main, "other_threads": others,
+            "threads_seen": len(merged)}
+    dec = target.decoder
+    return {"factor": args.factor, "sentences": n, "repeats": args.repeats,
+            "threads": args.threads, "frequency": args.frequency,
+            "embed_dim": dec.embed_tokens.weight.size(1),
+            "parameters": sum(p.numel() for p in target.parameters()),
+            "engines": engines, "perf": None}
+
+
+def print_tables(report):
+    if report.get("perf"):
+        print(f"no profile: {report['perf']}")
+        return
+    print(f"x{report['factor']} ({report['embed_dim']} dims, "
+          f"{report['parameters'] / 1e6:.1f}M parameters), greedy, batch 1, "
+          f"{report['sentences']} sentences x {report['repeats']} runs, {report['threads']} "
+          f"threads, perf at {report['frequency']} Hz; shares of threads x wall")
+    print()
+    print("| engine | ms/token | under perf | " + " | ".join(CATEGORIES) + " |")
+    print("|---|---|---|" + "---|" * len(CATEGORIES))
+    for name, e in report["engines"].items():
+        print(f"| {name} | {e['ms_per_token']:.2f} | {e['ms_per_token_under_perf']:.2f} | "
+              + " | ".join(f"{100 * e['split'][c]:.1f}%" for c in CATEGORIES) + " |")
+    print()
+    print("the main thread's time and the other threads' together, as shares of wall (the main "
+          "thread runs Python; the others only the parallel regions)")
+    print()
+    print("| engine | thread | " + " | ".join(CATEGORIES[:-1]) + " |")
+    print("|---|---|" + "---|" * (len(CATEGORIES) - 1))
+    for name, e in report["engines"].items():
+        for which in ("main_thread", "other_threads"):
+            print(f"| {name} | {which.replace('_', ' ')} | "
+                  + " | ".join(f"{100 * e[which][c]:.1f}%" for c in CATEGORIES[:-1]) + " |")
+
+
+def main():
+    import torch
+
+    import demo
+    from benchmark import add_model_args
+    import fairseq_fast  # noqa: F401  (the plugin's overrides, as --user-dir loads them)
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_model_args(ap)
+    ap.add_argument("--factor", type=int, default=4, help="the target's widening factor")
+    ap.add_argument("--sentences", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--engines", default="stock,default,speculative,big",
+                    help="comma-separated, of: " + ", ".join(ENGINES))
+    ap.add_argument("--draft-len", type=int, default=4)
+    ap.add_argument("--big-draft", default=os.path.join(demo.EXAMPLE, "draft_big.pt"))
+    ap.add_argument("--big-draft-len", type=int, default=5)
+    ap.add_argument("--draft-vocab", type=int, default=1536)
+    ap.add_argument("--draft-vocab-counts", default=demo.COUNTS)
+    ap.add_argument("--frequency", type=int, default=999, help="perf's samples per second")
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_profile.json"))
+    args = ap.parse_args()
+    args.engines = args.engines.split(",")
+    unknown = [e for e in args.engines if e not in ENGINES]
+    if unknown:
+        ap.error(f"unknown engine {unknown[0]!r} (choose from {', '.join(ENGINES)})")
+    torch.set_grad_enabled(False)
+    torch.set_num_threads(args.threads)
+    problem = perf_problem()
+    if problem:
+        print(f"[profile] {problem}: nothing measured", flush=True)
+        report = {"perf": problem}
+    else:
+        report = profile(args)
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(report, f, indent=1)
+    print_tables(report)
+
+
+if __name__ == "__main__":
+    main()
