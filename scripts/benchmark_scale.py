@@ -68,8 +68,11 @@ against which the speculative / default speedup is set. c_step (the lean draft s
 lean target step, both one token) is printed beside. At batch 1 a second line says where a pass
 goes, which is what separates the speedup from the bound (that assumes a verify pass costs a
 default step, E tokens a pass and nothing but drafting besides): the verify pass's ms beside the
-default's ms/token, the drafting's and the rest's ms per pass (encoders, the loop), and the
-tokens a pass measured beside E.
+default's ms/token, the drafting's, the encoders' (both models' encoders and cross-attention
+K/V) and the rest's (the loop) ms per pass, and the tokens a pass measured beside E. A third
+line gives the share of the bound that would be left with the loop free and a verify pass
+costing a default token: what the encoders, drafting and the windows cut short by EOS cost
+alone (scripts/benchmark_profile.py says where the rest of the time goes).
 
 With --identical-sentences N, N sentences are also decoded at batch 32 by the default generator
 (greedy and beam 5) and by the speculative one, for every F: "identical to x1" is the share of
@@ -410,30 +413,51 @@ def measure(engines, repeats, n):
     return figures, outputs
 
 
+def timed_methods(spec):
+    """(object, method) pairs speculation_timers wraps in a speculative generator: drafting,
+    verifying, then the encoders (the target's encoder and cross-attention K/V, the draft's
+    start: its encoder and K/V)."""
+    encoders = [(spec.target, "init_state"), (spec.proposer, "start")]
+    if spec.encoder is not None:
+        encoders.append((spec.encoder, "forward"))
+    return [(spec.proposer, "propose"), (spec.target, "forward")], encoders
+
+
 def speculation_timers(spec, run_spec):
-    """Time a speculative generator's draft and verify calls, and count its draft steps, inside
-    its timed runs: ((drafting, verifying, [steps]), run wrapped to count)."""
+    """Time a speculative generator's draft, verify and encoder calls, and count its draft
+    steps, inside its timed runs: ((drafting, verifying, encoding, [steps]), run wrapped to
+    count)."""
     from benchmark import CallTimer
 
-    drafting = CallTimer().wrap(spec.proposer, "propose")
-    verifying = CallTimer().wrap(spec.target, "forward")
+    (propose, verify), encoders = timed_methods(spec)
+    drafting = CallTimer().wrap(*propose)
+    verifying = CallTimer().wrap(*verify)
+    encoding = CallTimer()
+    for obj, name in encoders:
+        encoding.wrap(obj, name)
     steps = [0]
 
     def counted(warm_up=False):
         before = spec.stats.draft_calls
         result = run_spec(warm_up)
         steps[0] += spec.stats.draft_calls - before
+        if warm_up:  # the figures are the timed runs' alone
+            for timer in (drafting, verifying, encoding):
+                timer.seconds, timer.calls = 0.0, 0
+            steps[0] = 0
         return result
-    return (drafting, verifying, steps), counted
+    return (drafting, verifying, encoding, steps), counted
 
 
-def speculative_figures(spec, timers, gamma, default, speculative):
+def speculative_figures(spec, timers, gamma, default, speculative, batch_size):
     """alpha, c, E, the bound and the speedup over the default (default / speculative: the
     engines' figures from measure()); and where a pass goes, which at batch 1 sets the speedup
     against the bound's assumptions (a verify pass costs a default step, E tokens a pass, gamma
-    draft steps of c each, nothing else): the verify pass's time, the drafting's and the rest's
-    (encoders, the loop) per pass, from the timed runs' ms/token x measured tokens a pass."""
-    drafting, verifying, (draft_steps,) = timers
+    draft steps of c each, nothing else): the verify pass's time, the drafting's, the encoders'
+    and the rest's (the loop) per pass, from the timed runs' ms/token x measured tokens a pass.
+    The ceiling is the share of the bound left with the loop free and a verify pass costing a
+    default token, the encoders and drafting as measured and the tokens a pass as measured."""
+    drafting, verifying, encoding, (draft_steps,) = timers
     a = spec.stats.alpha
     passes = max(verifying.calls, 1)
     c = (drafting.seconds / max(draft_steps, 1)) / (verifying.seconds / passes)
@@ -442,14 +466,22 @@ def speculative_figures(spec, timers, gamma, default, speculative):
     speedup = (statistics.median(default["seconds"])
                / statistics.median(speculative["seconds"]))
     tokens = spec.stats.tokens_per_target_call
+    figures = {"alpha": a, "gamma": gamma, "c": c, "expected_tokens_per_verify": expected,
+               "bound": bound, "speedup_vs_default": speedup, "share_of_bound": speedup / bound,
+               "tokens_per_target_call": tokens}
+    if batch_size != 1:  # a pass then writes tokens to several sentences at once
+        return figures
     verify_ms = 1e3 * verifying.seconds / passes
     draft_ms = 1e3 * drafting.seconds / passes
-    return {"alpha": a, "gamma": gamma, "c": c, "expected_tokens_per_verify": expected,
-            "bound": bound, "speedup_vs_default": speedup, "share_of_bound": speedup / bound,
-            "tokens_per_target_call": tokens, "verify_ms": verify_ms,
-            "draft_ms_per_verify": draft_ms,
-            "other_ms_per_verify": speculative["ms_per_token"] * tokens - verify_ms - draft_ms,
-            "default_ms_per_token": default["ms_per_token"]}
+    encode_ms = 1e3 * encoding.seconds / passes
+    default_ms = default["ms_per_token"]
+    return {**figures, "verify_ms": verify_ms, "draft_ms_per_verify": draft_ms,
+            "encoders_ms_per_verify": encode_ms,
+            "other_ms_per_verify": (speculative["ms_per_token"] * tokens - verify_ms - draft_ms
+                                    - encode_ms),
+            "default_ms_per_token": default_ms,
+            "share_of_bound_ceiling": (default_ms * tokens / (default_ms + draft_ms + encode_ms)
+                                       / bound)}
 
 
 # -- one scale ------------------------------------------------------------------------------
@@ -516,11 +548,11 @@ def run_scale(factor, args, folder, reference):
                "engines": figures}
         for e, timing in timers.items():
             spec = generators[e]
-            for obj, method in ((spec.proposer, "propose"), (spec.target, "forward")):
+            for obj, method in sum(timed_methods(spec), []):
                 del obj.__dict__[method]  # unwrap
             row[FIGURES_KEY[e]] = speculative_figures(
                 spec, timing, draft_of(e, args, bsz)[1], figures["fairseq_fast default"],
-                figures[e])
+                figures[e], bsz)
         for e in fairseq_engines:
             figures[e]["process_peak_rss_mib"] = figures[e]["peak_rss_mib"]
             figures[e]["peak_rss_mib"] = rss_alone(e, path, args, beam, bsz, sentences, folder)
@@ -624,10 +656,16 @@ def print_tables(report):
                 if row["batch_size"] == 1 and "verify_ms" in sp:
                     print(f"  a pass: verify {sp['verify_ms']:.2f} ms (the default: "
                           f"{sp['default_ms_per_token']:.2f} ms a token), drafting "
-                          f"{sp['draft_ms_per_verify']:.2f} ms, the rest "
-                          f"{sp['other_ms_per_verify']:.2f} ms; "
+                          f"{sp['draft_ms_per_verify']:.2f} ms, "
+                          + (f"the encoders {sp['encoders_ms_per_verify']:.2f} ms, "
+                             if "encoders_ms_per_verify" in sp else "")
+                          + f"the rest {sp['other_ms_per_verify']:.2f} ms; "
                           f"{sp['tokens_per_target_call']:.2f} tokens a pass (E "
                           f"{sp['expected_tokens_per_verify']:.2f})")
+                if row["batch_size"] == 1 and "share_of_bound_ceiling" in sp:
+                    print(f"  with the loop free and a verify pass costing a default token "
+                          f"(the encoders, drafting and tokens a pass as measured): "
+                          f"{100 * sp['share_of_bound_ceiling']:.0f}% of the bound")
             if "stock_identical_to_x1" in row:
                 print(f"stock {row['setting']} batch {row['batch_size']}: identical to x1 "
                       f"{100 * row['stock_identical_to_x1']:.1f}%")
