@@ -128,6 +128,10 @@ def perf_problem():
     return None
 
 
+class PerfError(RuntimeError):
+    """perf failed while recording (it had passed perf_problem's check)."""
+
+
 class PerfRecording:
     """`perf record` of this process, started disabled; `with recording.enabled():` samples
     only inside the block. Then `.threads()` parses the samples ({tid: {category: s}})."""
@@ -151,14 +155,14 @@ class PerfRecording:
         while b"\n" not in answer:  # perf may follow it with a NUL
             if self.process.poll() is not None:
                 err = self.process.stderr.read().strip().splitlines()
-                raise RuntimeError("perf record exited: "
-                                   + (err[0] if err else f"code {self.process.returncode}"))
+                raise PerfError("perf record exited: "
+                                + (err[0] if err else f"code {self.process.returncode}"))
             if time.monotonic() > deadline:
-                raise RuntimeError(f"perf did not answer {word!r} in {timeout:.0f} s")
+                raise PerfError(f"perf did not answer {word!r} in {timeout:.0f} s")
             if select.select([self._ack], [], [], 0.2)[0]:
                 answer += os.read(self._ack, 64)
         if answer.strip(b"\x00\n ") != b"ack":
-            raise RuntimeError(f"perf answered {word!r} with {answer!r}")
+            raise PerfError(f"perf answered {word!r} with {answer!r}")
 
     @contextlib.contextmanager
     def enabled(self):
@@ -175,9 +179,11 @@ class PerfRecording:
         os.close(self._ctl)
         os.close(self._ack)
         if self.process.returncode not in (0, -signal.SIGINT):
-            raise RuntimeError(f"perf record failed: {err.strip()[:300]}")
+            raise PerfError(f"perf record failed: {err.strip()[:300]}")
         done = subprocess.run(["perf", "script", "-i", self.data, "-F", "tid,period,ip,sym,dso"],
-                              capture_output=True, text=True, check=True)
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise PerfError(f"perf script failed: {done.stderr.strip()[:300]}")
         return parse(done.stdout)
 
 
@@ -310,7 +316,10 @@ def main():
         print(f"[profile] {problem}: nothing measured", flush=True)
         report = {"perf": problem}
     else:
-        report = profile(args)
+        try:
+            report = profile(args)
+        except PerfError as e:
+            sys.exit(f"benchmark_profile: {e}")
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w") as f:
         json.dump(report, f, indent=1)

@@ -98,3 +98,18 @@ def test_a_recording_samples_only_while_enabled(tmp_path):
     on_cpu = sum(mine.values())
     assert 0.25 < on_cpu < 0.55, threads
     assert mine["python"] + mine["os"] + mine["torch"] > 0.8 * on_cpu, mine
+
+
+def test_a_perf_that_exits_is_one_clear_error(tmp_path, monkeypatch):
+    """perf refusing to attach (it exits with a message) gives PerfError with perf's first line,
+    which the script prints alone, instead of waiting forever for an ack."""
+    popen = bp.subprocess.Popen
+
+    def refusing(args, **kwargs):
+        return popen(["sh", "-c", "echo 'Error: no access to process' >&2; echo more >&2; exit 1"],
+                     **kwargs)
+    monkeypatch.setattr(bp.subprocess, "Popen", refusing)
+    recording = bp.PerfRecording(str(tmp_path), 999)
+    with pytest.raises(bp.PerfError, match=r"^perf record exited: Error: no access to process$"):
+        with recording.enabled():
+            pass
