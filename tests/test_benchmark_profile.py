@@ -80,8 +80,8 @@ def test_print_tables_says_why_when_perf_was_missing(capsys):
 
 @pytest.mark.skipif(bp.perf_problem() is not None, reason="perf cannot profile here")
 def test_a_recording_samples_only_while_enabled(tmp_path):
-    """A Python loop on the main thread while enabled, another one after: the samples hold the
-    first (about its length) and not the second."""
+    """A Python loop on the main thread while enabled, longer ones before and after: the samples
+    hold the middle one (at most its length; less if the machine is busy) and neither other."""
     def spin(seconds):
         end = time.perf_counter() + seconds
         n = 0
@@ -90,13 +90,14 @@ def test_a_recording_samples_only_while_enabled(tmp_path):
         return n
 
     recording = bp.PerfRecording(str(tmp_path), 999)
+    spin(0.8)  # not recorded: perf starts disabled
     with recording.enabled():
         spin(0.4)
-    spin(0.6)  # not recorded
+    spin(1.0)  # not recorded
     threads = recording.threads()
     mine = threads.get(threading.get_native_id(), {})
     on_cpu = sum(mine.values())
-    assert 0.25 < on_cpu < 0.55, threads
+    assert 0.1 < on_cpu < 0.7, threads
     assert mine["python"] + mine["os"] + mine["torch"] > 0.8 * on_cpu, mine
 
 
