@@ -31,7 +31,8 @@ Shares are of threads x wall (--threads, torch's thread count: the capacity the 
 on), summed over the repeats. With memory-bound matmuls a thread's wait is not all lost time:
 the other thread then has the memory bandwidth to itself. The main thread and the others are
 also given apart. Needs perf (Debian: linux-perf) allowed to profile this process
-(kernel.perf_event_paranoid <= 2); without it, the JSON says why and nothing is measured.
+(kernel.perf_event_paranoid <= 2); without it, the JSON says why and nothing is measured, and a
+perf that fails while it records ends the run with one line and exit status 1.
 """
 import argparse
 import contextlib
@@ -113,7 +114,8 @@ def split(threads, main_tid: int, wall: float, capacity: int):
 
 
 def perf_problem():
-    """None when perf can record this process, else one line saying why not."""
+    """None when perf runs here (it counts a command's cpu-clock), else one line saying why
+    not. Attaching to this process can still be refused: PerfRecording then raises PerfError."""
     perf = shutil.which("perf")
     if perf is None:
         return "perf not found (Debian: apt install linux-perf)"
