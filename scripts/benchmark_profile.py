@@ -51,6 +51,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import benchmark_scale as scale  # noqa: E402  (its engines, target and generators)
 
 CATEGORIES = ["matmul", "attention", "kernels", "omp wait", "torch", "python", "os", "idle"]
 # the plugin's C kernels (kernels-<hash>.so): matmul and attention functions by name
@@ -190,13 +191,11 @@ class PerfRecording:
 
 
 # -- the run ----------------------------------------------------------------------------------
-ENGINES = {"stock": "stock fairseq", "default": "fairseq_fast default",
-           "speculative": "fairseq_fast speculative",
-           "big": "fairseq_fast speculative, big draft"}
+# the engines by a short name: benchmark_scale.py's batch-1 greedy ones, BiLD aside
+ENGINES = dict(zip(("stock", "default", "speculative", "big"), scale.FAIRSEQ[:4]))
 
 
 def profile(args):
-    import benchmark_scale as scale
     from benchmark import batches, decode_all, load_target
     from fairseq_fast.speculative.draft_loading import load_draft
     from fairseq_fast.speculative.draft_vocab import shortlist
@@ -205,15 +204,13 @@ def profile(args):
     path = scale.widened_target(args.factor, args.target)
     target, cfg, task = load_target(path, args.data)
     vocab = shortlist(task.target_dictionary, args.draft_vocab, args.draft_vocab_counts)
-    drafts = {"speculative": (args.draft, args.draft_len),
-              "big": (args.big_draft, args.big_draft_len)}
     samples, n = batches(task, args.sentences, 1)
     generators = {}
     for key in args.engines:
-        draft, draft_len = drafts.get(key, (None, None))
+        draft, draft_len = scale.draft_of(ENGINES[key], args, 1)
         generators[key] = scale.build_generator(
             ENGINES[key], task, target, cfg, load_draft(task, draft, target) if draft else None,
-            vocab if draft else None, 1, draft_len)
+            vocab, 1, draft_len)
     for key, g in generators.items():  # first calls pack weights and grow buffers
         decode_all(g, target, samples[:1] + samples[-1:], seed=0)
     runs = {key: [] for key in generators}
