@@ -8,8 +8,9 @@ One round, for every unfinished row of the batch at once:
     verify   the target reads [last committed token, d_1 .. d_K] in ONE forward pass and scores
              K+1 positions; an acceptance rule (acceptance.py) keeps a prefix of the guesses
              plus one token of the target's own
-    commit   rows advance by their own kept length; caches roll back by length; rows that
-             emitted EOS are finalised and leave the batch (finished rows cost nothing)
+    commit   rows append what they keep (commit.py) and advance by their own kept length;
+             caches roll back by length; rows that emitted EOS are finalised and leave the
+             batch (finished rows cost nothing)
 
 Greedy output (beam 1) is token for token what fairseq's SequenceGenerator produces with the
 target alone; scores and positional scores are the target's, computed as stock computes them.
@@ -29,6 +30,7 @@ from fairseq_fast.generators import finalize
 from fairseq_fast.options import check_draft_generator
 from fairseq_fast.speculative.acceptance import (AcceptanceRule, GreedyAcceptance,
                                                  RejectionSampling)
+from fairseq_fast.speculative.commit import commit
 from fairseq_fast.speculative.proposer import DraftModelProposer
 from fairseq_fast.speculative.stats import SpecStats
 from fairseq_fast.speculative.stop_rules import (AdaptiveDraftLength, FixedDraftLength, StopRule,
@@ -150,20 +152,8 @@ class SpeculativeSequenceGenerator(nn.Module):
             prev = cum.gather(1, (n_tokens - 1)[:, None]).squeeze(1)
             verdict = self.acceptance.verify(lprobs, drafts, offered, prev, q)
 
-            # commit: row b keeps verdict.tokens[b, :accepted+1], cut after its first EOS; a
-            # row reaching max_len ends there even if every score is -inf (n-gram blocking can
-            # ban EOS too; stock fairseq fails an assertion in that case)
-            keep = verdict.accepted + 1
-            pos = torch.arange(k + 1, device=device)[None, :]
-            is_eos = ((verdict.tokens == self.eos) | (window >= max_len)) & (pos < keep[:, None])
-            verdict.tokens.masked_fill_(window >= max_len, self.eos)
-            has_eos = is_eos.any(dim=1)
-            keep = torch.where(has_eos, is_eos.long().argmax(dim=1) + 1, keep)
-            write = pos < keep[:, None]
-            dest = torch.where(write, n_tokens[:, None] + pos, torch.zeros_like(window))
-            tokens.scatter_(1, dest, torch.where(write, verdict.tokens, tokens.gather(1, dest)))
-            cum.scatter_(1, dest, torch.where(write, verdict.cum_scores, cum.gather(1, dest)))
-            n_tokens = n_tokens + keep
+            n_tokens, keep, has_eos, ended = commit(tokens, cum, n_tokens, verdict, self.eos,
+                                                    max_len)
             self.stats.record(offered, verdict.accepted, keep, gamma, drafts,
                               self.proposer.last_steps)
             gamma = self.schedule.update(gamma, offered, verdict.accepted,
@@ -171,7 +161,7 @@ class SpeculativeSequenceGenerator(nn.Module):
 
             target.rollback_to(n_tokens - 1)
             self.proposer.rollback(n_tokens)
-            if bool(has_eos.any()):
+            if ended:
                 done = has_eos.nonzero().squeeze(1).tolist()
                 for row in done:
                     finalized[int(ids[row])].append(

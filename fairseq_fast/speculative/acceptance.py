@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from fairseq_fast.decoding.step_rules import sampling_distribution
+from fairseq_fast.kernels import loader
 
 
 @dataclass
@@ -60,17 +61,50 @@ class GreedyAcceptance:
     The target's token at each position is chosen exactly as fairseq's BeamSearch with beam 1
     chooses it: top-2 of (log-probs + running score) in float32, first candidate, where the
     running score is that of the drafts before the position (for every kept draft, the target's
-    own choice). Drafts are only hints, so greedy output is the target's whatever they are."""
+    own choice). Drafts are only hints, so greedy output is the target's whatever they are.
+
+    `threshold` (None here): a draft the target gives a log-prob of at least -threshold is
+    kept even where the target would choose another token (BiLDRollback's rule).
+    On CPU the verdict is one C call (csrc/spec_step.c), which reads each window only up to
+    its first rejection; `verify_torch` is the same rule in tensor ops, taken elsewhere and
+    where a position's best score is shared by several tokens (top-k's order decides there)."""
 
     needs_draft_probs = False
+    threshold: Optional[float] = None
 
     def tolerates(self, draft_lprobs: Tensor) -> Tensor:
         """Drafts [B, K] the rule keeps although the target would choose another token."""
-        return torch.zeros_like(draft_lprobs, dtype=torch.bool)
+        if self.threshold is None:
+            return torch.zeros_like(draft_lprobs, dtype=torch.bool)
+        return -draft_lprobs <= self.threshold
 
     def verify(self, lprobs: Tensor, drafts: Tensor, gamma: Tensor, prev_score: Tensor,
                q: Optional[Tensor] = None) -> Verdict:
-        """lprobs [B, K+1, V] edited target log-probs; drafts [B, K]; gamma [B]; prev_score [B]."""
+        """lprobs [B, K+1, V] edited target log-probs; drafts [B, K]; gamma [B]; prev_score [B].
+        Verdict.tokens / cum_scores after a row's accepted + 1 entries are not part of it."""
+        verdict = self._verify_kernel(lprobs, drafts, gamma, prev_score)
+        if verdict is None:
+            verdict = self.verify_torch(lprobs, drafts, gamma, prev_score)
+        return verdict
+
+    def _verify_kernel(self, lprobs, drafts, gamma, prev_score) -> Optional[Verdict]:
+        fn = loader.typed("sd_greedy_verify", lprobs)
+        if (fn is None or not lprobs.is_contiguous() or prev_score.dtype != lprobs.dtype
+                or type(self).tolerates is not GreedyAcceptance.tolerates):
+            return None
+        bsz, m, vocab = lprobs.shape
+        drafts, gamma, prev_score = (t.contiguous() for t in (drafts, gamma, prev_score))
+        accepted = torch.empty(bsz, dtype=torch.long)
+        tokens = torch.empty(bsz, m, dtype=torch.long)
+        cum = torch.empty(bsz, m, dtype=lprobs.dtype)
+        ties = fn(lprobs.data_ptr(), bsz, m, vocab, drafts.data_ptr(), drafts.size(1),
+                  gamma.data_ptr(), prev_score.data_ptr(), self.threshold is not None,
+                  0.0 if self.threshold is None else self.threshold, accepted.data_ptr(),
+                  tokens.data_ptr(), cum.data_ptr())
+        return None if ties else Verdict(accepted, tokens, cum)
+
+    def verify_torch(self, lprobs: Tensor, drafts: Tensor, gamma: Tensor,
+                     prev_score: Tensor) -> Verdict:
         bsz, kk = drafts.shape
         draft_lprobs = lprobs[:, :kk].gather(2, drafts[:, :, None]).squeeze(2)
         draft_cum = cumulate(prev_score, draft_lprobs)  # [B, K] running score through d_j
@@ -99,9 +133,6 @@ class BiLDRollback(GreedyAcceptance):
 
     def __init__(self, threshold: float):
         self.threshold = threshold
-
-    def tolerates(self, draft_lprobs: Tensor) -> Tensor:
-        return -draft_lprobs <= self.threshold
 
 
 class RejectionSampling:

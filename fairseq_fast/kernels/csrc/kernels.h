@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define FF_ABI_VERSION 3
+#define FF_ABI_VERSION 4
 
 /* every library (abi.c): FF_ABI_VERSION, and sizeof(struct) by name (-1: no such struct) */
 int ff_abi_version(void);
@@ -129,6 +129,24 @@ void ng_block_f32(const int64_t *tokens, int64_t tok_ld, int64_t rows, int64_t l
                   float *lprobs, int64_t ld, int64_t vocab, int threads);
 void ng_block_f64(const int64_t *tokens, int64_t tok_ld, int64_t rows, int64_t len, int64_t n,
                   double *lprobs, int64_t ld, int64_t vocab, int threads);
+
+/* spec_step.c (portable): a greedy verify window's verdict; the commit of what rows keep */
+int64_t sd_greedy_verify_f32(const float *lp, int64_t B, int64_t m, int64_t V,
+                             const int64_t *drafts, int64_t k, const int64_t *gamma,
+                             const float *prev, int tolerate, double threshold,
+                             int64_t *accepted, int64_t *tokens, float *cum);
+int64_t sd_greedy_verify_f64(const double *lp, int64_t B, int64_t m, int64_t V,
+                             const int64_t *drafts, int64_t k, const int64_t *gamma,
+                             const double *prev, int tolerate, double threshold,
+                             int64_t *accepted, int64_t *tokens, double *cum);
+int64_t sd_commit_f32(const int64_t *tokens, const float *cum, const int64_t *accepted,
+                      int64_t B, int64_t m, const int64_t *n_in, int64_t eos, int64_t max_len,
+                      int64_t *out_tokens, float *out_cum, int64_t ld, int64_t *n_out,
+                      int64_t *keep, uint8_t *has_eos);
+int64_t sd_commit_f64(const int64_t *tokens, const double *cum, const int64_t *accepted,
+                      int64_t B, int64_t m, const int64_t *n_in, int64_t eos, int64_t max_len,
+                      int64_t *out_tokens, double *out_cum, int64_t ld, int64_t *n_out,
+                      int64_t *keep, uint8_t *has_eos);
 
 /* Between the files of one level, not called from Python: the work-sharing bodies that
  * decoder_layer.c calls inside its own parallel region (each ends with a barrier). */

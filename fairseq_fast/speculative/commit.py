@@ -1,0 +1,54 @@
+"""Commit: append what each row keeps of a verified window to its tokens and running scores.
+
+    n_tokens, keep, has_eos, ended = commit(tokens, cum, n_tokens, verdict, eos, max_len)
+
+Row b keeps verdict.tokens[b, :accepted + 1] with their scores, cut after its first EOS; a
+token at a step >= max_len becomes EOS, so a row reaching max_len ends there even if every
+score is -inf (n-gram blocking can ban EOS too; stock fairseq fails an assertion in that case).
+tokens / cum [B, L] (step s's token at s + 1, BOS at 0) are written in place from n_tokens[b]
+on, n_tokens itself is not changed. Returns the new lengths [B], the kept counts [B], which rows
+ended [B] (bool) and how many. One C call (csrc/spec_step.c) on CPU; `commit_torch` is the same
+rule in tensor ops.
+"""
+from typing import Tuple
+
+import torch
+from torch import Tensor
+
+from fairseq_fast.kernels import loader
+from fairseq_fast.speculative.acceptance import Verdict
+
+
+def commit(tokens: Tensor, cum: Tensor, n_tokens: Tensor, verdict: Verdict, eos: int,
+           max_len: int) -> Tuple[Tensor, Tensor, Tensor, int]:
+    fn = loader.typed("sd_commit", cum)
+    if (fn is None or tokens.stride(1) != 1 or cum.stride(1) != 1
+            or tokens.stride(0) != cum.stride(0) or verdict.cum_scores.dtype != cum.dtype):
+        return commit_torch(tokens, cum, n_tokens, verdict, eos, max_len)
+    bsz, m = verdict.tokens.shape
+    chosen, scores, accepted, lengths = (t.contiguous() for t in (
+        verdict.tokens, verdict.cum_scores, verdict.accepted, n_tokens))
+    n_out = torch.empty_like(lengths)
+    keep = torch.empty_like(lengths)
+    has_eos = torch.empty(bsz, dtype=torch.bool)
+    ended = fn(chosen.data_ptr(), scores.data_ptr(), accepted.data_ptr(), bsz, m,
+               lengths.data_ptr(), eos, max_len, tokens.data_ptr(), cum.data_ptr(),
+               tokens.stride(0), n_out.data_ptr(), keep.data_ptr(), has_eos.data_ptr())
+    return n_out, keep, has_eos, ended
+
+
+def commit_torch(tokens: Tensor, cum: Tensor, n_tokens: Tensor, verdict: Verdict, eos: int,
+                 max_len: int) -> Tuple[Tensor, Tensor, Tensor, int]:
+    m = verdict.tokens.size(1)
+    pos = torch.arange(m, device=tokens.device)[None, :]
+    window = (n_tokens - 1)[:, None] + pos  # each kept token's step
+    keep = verdict.accepted + 1
+    chosen = verdict.tokens.masked_fill(window >= max_len, eos)
+    is_eos = (chosen == eos) & (pos < keep[:, None])
+    has_eos = is_eos.any(dim=1)
+    keep = torch.where(has_eos, is_eos.long().argmax(dim=1) + 1, keep)
+    write = pos < keep[:, None]
+    dest = torch.where(write, n_tokens[:, None] + pos, torch.zeros_like(window))
+    tokens.scatter_(1, dest, torch.where(write, chosen, tokens.gather(1, dest)))
+    cum.scatter_(1, dest, torch.where(write, verdict.cum_scores, cum.gather(1, dest)))
+    return n_tokens + keep, keep, has_eos, int(has_eos.sum())
