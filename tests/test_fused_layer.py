@@ -50,30 +50,36 @@ def _drive(model, lean, sample, group=1):
     return out, state.self_k[:, :, :, :used], state.lengths
 
 
-def _lean(model, fused: bool):
-    """A lean decoder on the fused layers (counting their calls) or on the Python layer path;
-    returns it and the list that grows by one per fused call."""
+def _lean(model, path: str):
+    """A lean decoder on the whole-decoder call (fused_decoder.py), on the fused layers or on
+    the Python layer path, counting the calls of the C path it is on; returns it and the list
+    that grows by one per call."""
     lean = LeanDecoder(model.decoder)
-    assert lean.fused_layers is not None
+    assert lean.fused_layers is not None and lean.fused_decoder is not None
     calls = []
-    if fused:
+    if path == "whole":
+        real_whole = lean.fused_decoder.forward
+        lean.fused_decoder.forward = lambda *a: calls.append(1) or real_whole(*a)
+    else:
+        lean.fused_decoder = None
+    if path == "layers":
         real = lean.fused_layers.run
         lean.fused_layers.run = lambda *a: calls.append(1) or real(*a)
-    else:
+    elif path == "python":
         lean.fused_layers = None
     return lean, calls
 
 
 def _both_paths(model, sample, group=1):
-    """_drive() with the fused layers (asserting each of its 5 forward calls took them) and
-    with the Python layer path."""
+    """_drive() with the fused layers, with the Python layer path and with the whole-decoder
+    call (asserting each C path took all 5 forward calls): (layers, python, whole)."""
     results = {}
     with torch.no_grad():
-        for fused in (True, False):
-            lean, calls = _lean(model, fused)
-            results[fused] = _drive(model, lean, sample, group)
-            assert len(calls) == (5 if fused else 0)
-    return results[True], results[False]
+        for path in ("layers", "python", "whole"):
+            lean, calls = _lean(model, path)
+            results[path] = _drive(model, lean, sample, group)
+            assert len(calls) == (0 if path == "python" else 5)
+    return results["layers"], results["python"], results["whole"]
 
 
 @needs_kernel
@@ -88,12 +94,13 @@ def test_translation_layers_in_one_call_match_the_python_path(normalize_before, 
                               normalize_before=normalize_before, seed=dim + group,
                               dtype=torch.float32)
     sample = source_batch(DICT, [7, 3, 9], seed=group)
-    (have, cache, lengths), (want, cache_ref, lengths_ref) = _both_paths(model, sample, group)
-    for a, b in zip(have, want):
-        assert _close(a, b)
-    assert torch.equal(lengths, lengths_ref)
-    for b, n in enumerate(lengths.tolist()):  # valid slots only
-        assert _close(cache[:, b, :, :n], cache_ref[:, b, :, :n])
+    layers, (want, cache_ref, lengths_ref), whole = _both_paths(model, sample, group)
+    for have, cache, lengths in (layers, whole):
+        for a, b in zip(have, want):
+            assert _close(a, b)
+        assert torch.equal(lengths, lengths_ref)
+        for b, n in enumerate(lengths.tolist()):  # valid slots only
+            assert _close(cache[:, b, :, :n], cache_ref[:, b, :, :n])
 
 
 @needs_kernel
@@ -102,9 +109,9 @@ def test_language_model_layers_in_one_call_match_the_python_path(normalize_befor
     """No encoder attention."""
     model = language_model(TASK, layers=2, dim=64, heads=4, ffn=128,
                            normalize_before=normalize_before, dtype=torch.float32)
-    fused, python = _both_paths(model, None)
-    for a, b in zip(fused[0], python[0]):
-        assert _close(a, b)
+    layers, python, whole = _both_paths(model, None)
+    for a, b, c in zip(layers[0], python[0], whole[0]):
+        assert _close(a, b) and _close(c, b)
 
 
 def _drive_beams(model, lean, sample, group, origins):
@@ -142,7 +149,7 @@ def test_beam_search_steps_in_one_call_match_the_python_path(normalize_before, g
     runs = {}
     with torch.no_grad():
         for fused, origins in ((True, True), (False, True), (False, False)):
-            lean, calls = _lean(model, fused)
+            lean, calls = _lean(model, "layers" if fused else "python")
             runs[fused, origins] = _drive_beams(model, lean, sample, group, origins)
             assert len(calls) == (5 if fused else 0)
     for other in ((False, True), (False, False)):
@@ -184,6 +191,42 @@ def test_where_the_fused_layers_are_not_taken():
         assert double.forward(state, torch.full((2, 2), 5)).dtype == torch.float64
 
 
+@needs_kernel
+def test_where_the_whole_decoder_call_is_taken():
+    """Taken for a plain float32 decoder's pass; not where the attention weights are wanted,
+    beams are reordered through origins, float64, --no-fast-linear, the fused layers switched
+    off, or a decoder part it lacks (here an output dimension projection)."""
+    model = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
+    sample = source_batch(DICT, [5, 4], seed=0)
+    with torch.no_grad():
+        enc = model.encoder.forward_torchscript(sample["net_input"])
+
+        def calls(lean, origins=False, need_attn=False, dtype=torch.float32):
+            counted = []
+            if lean.fused_decoder is not None:
+                real = lean.fused_decoder.forward
+                lean.fused_decoder.forward = lambda *a: counted.append(1) or real(*a)
+            state = lean.init_state(enc, 2, 8, dtype, torch.device("cpu"), origins=origins)
+            lean.forward(state, torch.full((2, 3), 5), need_attn=need_attn)
+            return len(counted)
+
+        assert calls(LeanDecoder(model.decoder)) == 1
+        assert calls(LeanDecoder(model.decoder), need_attn=True) == 0
+        assert calls(LeanDecoder(model.decoder), origins=True) == 0
+        off = LeanDecoder(model.decoder)
+        off.fused_layers = None
+        assert calls(off) == 0
+        assert LeanDecoder(model.decoder, packed=False).fused_decoder is None
+        projected = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64,
+                                      dtype=torch.float32)
+        projected.decoder.project_out_dim = torch.nn.Linear(32, 32, bias=False)
+        assert LeanDecoder(projected.decoder).fused_decoder is None
+        double = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64,
+                                   dtype=torch.float64)
+        enc = double.encoder.forward_torchscript(sample["net_input"])
+        assert calls(LeanDecoder(double.decoder), dtype=torch.float64) == 0
+
+
 def _halve_in_place(layer):
     for p in layer.parameters():
         p.mul_(0.5)
@@ -203,7 +246,7 @@ def test_changed_weights_are_used(change):
     sample = source_batch(DICT, [6, 4], seed=0)
     lean = LeanDecoder(model.decoder)
     ref = LeanDecoder(model.decoder)
-    ref.fused_layers = None
+    ref.fused_layers = ref.fused_decoder = None
     with torch.no_grad():
         before = _drive(model, lean, sample)[0][0]
         change(model.decoder.layers[0])

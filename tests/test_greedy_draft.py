@@ -36,7 +36,8 @@ def draft_model(shape, favoured=None, layernorm_embedding=False):
 
 
 def proposer_pair(model, rules, vocab):
-    """The same draft proposing in C and in Python."""
+    """The same draft proposing in one C call and step by step (lean_decoder.forward, then
+    the edits and argmax in Python)."""
     c = DraftModelProposer(model, rules, vocab=vocab)
     python = DraftModelProposer(model, rules, vocab=vocab)
     python.steps = None

@@ -28,6 +28,7 @@ from torch import Tensor, nn
 from fairseq_fast.kernels import cpu_attention
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.errors import UserError
+from fairseq_fast.decoding.fused_decoder import FusedDecoder
 from fairseq_fast.decoding.fused_layer import FusedLayers
 from fairseq_fast.decoding.model_gate import all_layers, decoder_refusal
 from fairseq_fast.kernels.packed_linear import PackedLinear
@@ -86,8 +87,9 @@ class LeanDecoder:
         """vocab: sorted indices of the only tokens to score (a draft's shortlist, see
         draft_vocab.py); the others get logit -inf. None scores every token.
         packed: matmuls through packed_linear.py (the small-matrix kernel or oneDNN, on weights
-        packed once) where its rule says they are faster, and attention through
-        cpu_attention.py (float32 on CPU); False: torch's F.linear, matmul and softmax
+        packed once) where its rule says they are faster, attention through cpu_attention.py,
+        plain layers as one C call each (fused_layer.py) and a plain decoder's whole pass as
+        one (fused_decoder.py) (float32 on CPU); False: torch's F.linear, matmul and softmax
         everywhere (--no-fast-linear)."""
         check_supported(decoder)
         if vocab is not None and decoder.adaptive_softmax is not None:
@@ -100,6 +102,8 @@ class LeanDecoder:
         self.layers = all_layers(decoder.layers)
         # whole layers in one C call (fused_layer.py) where every layer is of the plain kind
         self.fused_layers = FusedLayers.build(self.layers, self.linear) if packed else None
+        # the whole pass in one C call where every part of the decoder is of a kind it has
+        self.fused_decoder = FusedDecoder.build(self) if self.fused_layers is not None else None
         self._shortlist = (None, None)  # (weights' identity, (vocab, rows, bias))
         first = self.layers[0].self_attn
         self.heads = first.num_heads
@@ -191,6 +195,11 @@ class LeanDecoder:
             raise RuntimeError("a DecoderState with origins needs every row at one length")
         state.ensure_capacity(total)
         state.wrote(lo, n)
+        if (not need_attn and self.fused_decoder is not None
+                and self.fused_decoder.usable(state, bsz * n)):
+            scores = self.fused_decoder.forward(state, tokens, total)
+            state.lengths = start + n
+            return self._scatter(scores)
         steps = torch.arange(n, device=tokens.device)
         positions = start[:, None] + steps[None, :]  # [B, n]
 
@@ -254,11 +263,17 @@ class LeanDecoder:
         the model's get_normalized_probs turns them into log-probs)."""
         if self.decoder.adaptive_softmax is not None:
             return x
-        vocab, weight, bias = self.output_weights()
-        scores = self.linear(x, weight, bias)
+        _, weight, bias = self.output_weights()
+        return self._scatter(self.linear(x, weight, bias))
+
+    def _scatter(self, scores: Tensor) -> Tensor:
+        """The output projection's scores [..., N] as logits over the whole vocabulary: with a
+        shortlist, its tokens' scores and -inf elsewhere."""
+        vocab = self.output_weights()[0]
         if vocab is None:
             return scores
-        logits = scores.new_full(x.shape[:-1] + (self.decoder.output_projection.weight.size(0),),
+        logits = scores.new_full(scores.shape[:-1]
+                                 + (self.decoder.output_projection.weight.size(0),),
                                  float("-inf"))
         return logits.index_copy_(-1, vocab, scores)
 

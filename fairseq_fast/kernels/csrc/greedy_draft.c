@@ -1,8 +1,10 @@
-/* greedy_draft.c: a draft decoder's greedy steps, several in one call (float32, CPU).
+/* greedy_draft.c: a draft decoder's greedy steps, several in one call, and a whole decoder's
+ * forward pass in one call (float32, CPU).
  *
- * Called by speculative/greedy_draft.py for a greedy draft that no Python-side rule needs to see
- * (no forced prefix, no n-gram blocking, no stop rule). Each step is what lean_decoder.forward
- * and StepRules.log_probs + argmax do for one token per row, without returning to Python:
+ * gd_greedy_f32 is called by speculative/greedy_draft.py for a greedy draft that no Python-side
+ * rule needs to see (no forced prefix, no n-gram blocking, no stop rule). Each step is what
+ * lean_decoder.forward and StepRules.log_probs + argmax do for one token per row, without
+ * returning to Python:
  *
  *   x = embed_scale * embed[token] + positions[offset + slot]   (then layernorm_embedding)
  *   every layer: dl_layer_units (decoder_layer.c), the new K/V written at slot lengths[b]
@@ -15,9 +17,11 @@
  * written but then not counted); its scores come from each row's last real input. Drafting stops
  * after step k, or after a step at which every row has proposed EOS at least once.
  *
+ * gd_forward_f32 is the first three lines for n inputs per row, every input's scores out: what
+ * lean_decoder.forward computes (decoding/fused_decoder.py), e.g. a target's verify pass.
+ *
  * One parallel region for the whole call: the steps' parts share rows or output units among the
- * threads as the layers do, with barriers between them.
- */
+ * threads as the layers do, with barriers between them. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -137,4 +141,37 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
     } /* (a barrier) */
   }
   return steps;
+}
+
+/* The decoder over n inputs per row: feed [B, n], row b's at slots lengths[b] .. + n - 1 (the
+ * layers write their K/V there; lengths is not advanced); scores [B * n, N] receives every
+ * input's scores; pad as gd_greedy_f32's; work: gd_work_floats(D, B, n) floats. */
+void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, const int64_t *feed,
+                    int64_t n, const int64_t *lengths, const uint8_t *pad, float *scores,
+                    float *work, int threads) {
+  const int64_t C = D->layer[0].dim, N = D->output.out_features, R = B * n;
+  float *x = work, *layer_work = x + R * C;
+  int64_t total = 0;
+  for (int64_t b = 0; b < B; b++)
+    if (lengths[b] > total) total = lengths[b];
+  total += n;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    embed(D, feed, n, B, n, lengths, x);
+    if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, R, C);
+    for (int64_t i = 0; i < D->layers; i++) {
+      const gd_layer_state *s = S + i;
+      dl_layer_units(D->layer + i, x, B, n, s->k, s->v, s->cb, s->ch, s->ct, lengths, total,
+                     NULL, NULL, 0, s->cross_k, s->cross_v, s->xb, s->xh, s->xt, s->S, s->group,
+                     s->cross_rows, pad, NULL, layer_work);
+    }
+    if (D->final_norm.w) dl_norm_units(&D->final_norm, x, x, R, C);
+    const dl_linear *out = &D->output;
+    if (out->half)
+      sg_linear_f16_units(x, R, out->in_features, (const uint16_t *)out->w, out->b, scores, N,
+                          NULL, 0);
+    else
+      sg_linear_f32_units(x, R, out->in_features, (const float *)out->w, out->b, scores, N, NULL,
+                          0);
+  }
 }

@@ -1,0 +1,157 @@
+"""A whole decoder pass in one C call (csrc/greedy_draft.c), for the lean decoder.
+
+    whole = FusedDecoder.build(lean)                     # None unless the decoder is plain
+    if whole is not None and whole.usable(state, rows):
+        scores = whole.forward(state, tokens, total)     # [B, n, N]; the caller advances lengths
+
+lean_decoder.forward around its fused layers (fused_layer.py, one C call per layer) still runs
+~20 tensor ops and Python calls: embedding, positions, the final norm, the output projection,
+and a call per layer. On a large target's verify pass that is ~0.3 ms of a pass whose
+arithmetic is bound by memory; on the demo pair it is a fifth of the pass. Here the embedding,
+positions, layernorm_embedding, every layer, the final norm and the output projection (a
+shortlist's rows or all) are one call, in one parallel region. The same gd_decoder struct serves
+a greedy draft's steps (speculative/greedy_draft.py).
+
+For decoders whose every part the C code has: the fused layers (float32 on CPU, ReLU, affine
+layer norms), token embeddings (no adaptive input), no quant-noise or extra projections,
+sinusoidal or learned positions (or none), affine norms, an output projection (no adaptive
+softmax). The arithmetic is the Python path's, norms summed in the C layers' order (as the fused
+layers already do inside each layer).
+"""
+import ctypes
+from typing import Optional
+
+import torch
+from torch import Tensor, nn
+
+from fairseq_fast.decoding.decoder_state import DecoderState
+from fairseq_fast.decoding.fused_layer import linear_struct, plain_norm
+from fairseq_fast.kernels import loader
+
+_Decoder, _LayerState, _Layer, _Norm = (
+    loader.struct(name) for name in ("gd_decoder", "gd_layer_state", "dl_layer", "dl_norm"))
+
+
+def decoder_supported(lean) -> bool:
+    """Whether every part of lean.decoder is one the C decoder computes."""
+    decoder = lean.decoder
+    positions = decoder.embed_positions
+    return (lean.fused_layers is not None and type(decoder.embed_tokens) is nn.Embedding
+            and decoder.quant_noise is None and decoder.project_in_dim is None
+            and decoder.project_out_dim is None and decoder.adaptive_softmax is None
+            and getattr(decoder, "output_projection", None) is not None
+            and (positions is None or hasattr(positions, "weights")
+                 or isinstance(positions, nn.Embedding))
+            and all(m is None or plain_norm(m)
+                    for m in (decoder.layernorm_embedding, decoder.layer_norm)))
+
+
+class FusedDecoder:
+    def __init__(self, lean):
+        """lean: the LeanDecoder whose weights, fused layers, position table and output
+        weights (a shortlist's when it has one) this reads."""
+        self.lean = lean
+        self._decoder = None  # (what it was built from, the struct, the tensors it points into)
+        self._states = None  # (the fused layers' state arguments, the struct array)
+        self._work = torch.empty(0)
+
+    @property
+    def fused(self):
+        """The lean decoder's fused layers, whose per-layer structs this uses (switching them
+        off, lean.fused_layers = None, switches this off too)."""
+        return self.lean.fused_layers
+
+    @classmethod
+    def build(cls, lean) -> Optional["FusedDecoder"]:
+        if not decoder_supported(lean) or loader.function("gd_forward_f32") is None:
+            return None
+        return cls(lean)
+
+    def usable(self, state: DecoderState, rows: int) -> bool:
+        """Whether a call of `rows` inputs in all (rows x inputs per row) runs here."""
+        weight = self.lean.decoder.embed_tokens.weight
+        return (self.fused is not None and state.origin is None
+                and weight.dtype == torch.float32 and self.fused.ready(rows))
+
+    # -- argument structs ---------------------------------------------------------------------
+    def decoder_struct(self, positions: int):
+        """The gd_decoder struct for up to `positions` decoder time steps, rebuilt when a weight
+        it points to changed (the layers' own structs are fused_layer.py's, rebuilt on its own
+        check) or the position table grew."""
+        lean, fused = self.lean, self.fused
+        if not fused._checked:
+            fused.refresh()
+        dec = lean.decoder
+        table, offset = (lean.position_table(positions) if dec.embed_positions is not None
+                         else (None, 0))
+        vocab, weight, bias = lean.output_weights()
+        norms = [t for m in (dec.layernorm_embedding, dec.layer_norm) if m is not None
+                 for t in (m.weight, m.bias)]
+        parts = (fused._structs, table, vocab, weight, bias, dec.embed_tokens.weight, *norms)
+        key = tuple((id(t), getattr(t, "_version", None)) for t in parts)
+        if self._decoder is not None and self._decoder[0] == key:
+            return self._decoder[1]
+        keep = []
+
+        def pointer(t: Optional[Tensor]):
+            if t is None:
+                return None
+            t = t.detach().contiguous()
+            keep.append(t)
+            return t.data_ptr()
+
+        def norm(module) -> _Norm:
+            if module is None:
+                return _Norm(None, None, 0.0)
+            return _Norm(pointer(module.weight), pointer(module.bias), module.eps)
+
+        layers = (_Layer * len(fused._structs))(*fused._structs)
+        keep.append(layers)
+        s = _Decoder()
+        s.embed = pointer(dec.embed_tokens.weight)
+        s.embed_scale = dec.embed_scale
+        s.positions = pointer(table)
+        s.position_offset = offset
+        s.position_rows = 0 if table is None else table.size(0)
+        s.embed_norm = norm(dec.layernorm_embedding)
+        s.final_norm = norm(dec.layer_norm)
+        s.output = linear_struct(lean.linear, weight, bias, keep)
+        s.vocab = pointer(vocab)
+        s.layers = len(fused._structs)
+        s.layer = ctypes.addressof(layers)
+        self._decoder = (key, s, keep, parts)
+        return s
+
+    def state_struct(self, state: DecoderState, bsz: int):
+        """(source padding or None, the gd_layer_state array) of a state's caches and encoder
+        K/V, worked out again only when the fused layers' arguments were."""
+        args = self.fused._state_args(state, bsz)  # the same object while the state's are
+        if self._states is None or self._states[0] is not args:
+            caches, crosses, _ = args
+            self._states = (args, (_LayerState * len(caches))(
+                *[_LayerState(*cache, *cross) for cache, cross in zip(caches, crosses)]))
+        return args[2], self._states[1]
+
+    def work(self, decoder, bsz: int, width: int) -> Tensor:
+        """Scratch space for a call of bsz rows of `width` inputs (grown, never shrunk)."""
+        size = loader.function("gd_work_floats")(ctypes.byref(decoder), bsz, width)
+        if self._work.numel() < size:
+            self._work = torch.empty(size)
+        return self._work
+
+    # -- the pass -----------------------------------------------------------------------------
+    def forward(self, state: DecoderState, tokens: Tensor, total: int) -> Tensor:
+        """tokens [B, n] at slots state.lengths[b] .. + n - 1 (capacity for `total` slots
+        already ensured) -> scores [B, n, N] (N: the shortlist's size where there is one); the
+        K/V of every input are written, state.lengths is left to the caller."""
+        bsz, n = tokens.shape
+        decoder = self.decoder_struct(total)
+        pad, layer_states = self.state_struct(state, bsz)
+        work = self.work(decoder, bsz, n)
+        scores = torch.empty(bsz, n, decoder.output.out_features)
+        tokens, lengths = tokens.contiguous(), state.lengths.contiguous()
+        loader.function("gd_forward_f32")(
+            ctypes.byref(decoder), layer_states, bsz, tokens.data_ptr(), n, lengths.data_ptr(),
+            None if pad is None else pad.data_ptr(), scores.data_ptr(), work.data_ptr(),
+            torch.get_num_threads())
+        return scores
