@@ -63,6 +63,29 @@ static void embed(const gd_decoder *D, const int64_t *tokens, int64_t stride, in
   }
 }
 
+/* every layer on x [B * n, C] (inside the parallel region), the new K/V at slots lengths[b] .. */
+static void layers_units(const gd_decoder *D, const gd_layer_state *S, float *x, int64_t B,
+                         int64_t n, const int64_t *lengths, int64_t total, const uint8_t *pad,
+                         float *work) {
+  for (int64_t i = 0; i < D->layers; i++) {
+    const gd_layer_state *s = S + i;
+    dl_layer_units(D->layer + i, x, B, n, s->k, s->v, s->cb, s->ch, s->ct, lengths, total, NULL,
+                   NULL, 0, s->cross_k, s->cross_v, s->xb, s->xh, s->xt, s->S, s->group,
+                   s->cross_rows, pad, NULL, work);
+  }
+}
+
+/* scores [R, N] = the output projection of h [R, C] (inside the parallel region) */
+static void output_units(const gd_decoder *D, const float *h, int64_t R, float *scores) {
+  const dl_linear *out = &D->output;
+  if (out->half)
+    sg_linear_f16_units(h, R, out->in_features, (const uint16_t *)out->w, out->b, scores,
+                        out->out_features, NULL, 0);
+  else
+    sg_linear_f32_units(h, R, out->in_features, (const float *)out->w, out->b, scores,
+                        out->out_features, NULL, 0);
+}
+
 /* the argmax of one row's scores under stock's edits at `step` (torch's argmax: the first of
  * equal maxima, in token order) */
 static int64_t choose(const float *s, int64_t N, const int64_t *vocab, const gd_rules *rules,
@@ -107,23 +130,12 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
     total += n;
     embed(D, j ? drafts + j - 1 : feed, j ? k : width, B, n, lengths, x);
     if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, B * n, C);
-    for (int64_t i = 0; i < D->layers; i++) {
-      const gd_layer_state *s = S + i;
-      dl_layer_units(D->layer + i, x, B, n, s->k, s->v, s->cb, s->ch, s->ct, lengths, total,
-                     NULL, NULL, 0, s->cross_k, s->cross_v, s->xb, s->xh, s->xt, s->S, s->group,
-                     s->cross_rows, pad, NULL, layer_work);
-    }
+    layers_units(D, S, x, B, n, lengths, total, pad, layer_work);
 #pragma omp for schedule(static)
     for (int64_t b = 0; b < B; b++)
       memcpy(h + b * C, x + (b * n + (n > 1 ? unread[b] - 1 : 0)) * C, C * sizeof(float));
     if (D->final_norm.w) dl_norm_units(&D->final_norm, h, h, B, C);
-    const dl_linear *out = &D->output;
-    if (out->half)
-      sg_linear_f16_units(h, B, out->in_features, (const uint16_t *)out->w, out->b, scores, N,
-                          NULL, 0);
-    else
-      sg_linear_f32_units(h, B, out->in_features, (const float *)out->w, out->b, scores, N, NULL,
-                          0);
+    output_units(D, h, B, scores);
 #pragma omp for schedule(static)
     for (int64_t b = 0; b < B; b++)
       drafts[b * k + j] = choose(scores + b * N, N, D->vocab, rules, first_step[b] + j);
@@ -149,7 +161,7 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
 void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, const int64_t *feed,
                     int64_t n, const int64_t *lengths, const uint8_t *pad, float *scores,
                     float *work, int threads) {
-  const int64_t C = D->layer[0].dim, N = D->output.out_features, R = B * n;
+  const int64_t C = D->layer[0].dim, R = B * n;
   float *x = work, *layer_work = x + R * C;
   int64_t total = 0;
   for (int64_t b = 0; b < B; b++)
@@ -159,19 +171,8 @@ void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, con
   {
     embed(D, feed, n, B, n, lengths, x);
     if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, R, C);
-    for (int64_t i = 0; i < D->layers; i++) {
-      const gd_layer_state *s = S + i;
-      dl_layer_units(D->layer + i, x, B, n, s->k, s->v, s->cb, s->ch, s->ct, lengths, total,
-                     NULL, NULL, 0, s->cross_k, s->cross_v, s->xb, s->xh, s->xt, s->S, s->group,
-                     s->cross_rows, pad, NULL, layer_work);
-    }
+    layers_units(D, S, x, B, n, lengths, total, pad, layer_work);
     if (D->final_norm.w) dl_norm_units(&D->final_norm, x, x, R, C);
-    const dl_linear *out = &D->output;
-    if (out->half)
-      sg_linear_f16_units(x, R, out->in_features, (const uint16_t *)out->w, out->b, scores, N,
-                          NULL, 0);
-    else
-      sg_linear_f32_units(x, R, out->in_features, (const float *)out->w, out->b, scores, N, NULL,
-                          0);
+    output_units(D, x, R, scores);
   }
 }
