@@ -8,10 +8,9 @@ lean_decoder.forward around its fused layers (fused_layer.py, one C call per lay
 ~20 tensor ops and Python calls: embedding, positions, the final norm, the output projection,
 and a call per layer. That was ~0.12 ms of a ~1.4 ms speculative pass on the demo pair, and
 ~0.3 ms of a pass on a transformer-big-sized target (its data evicted by the weights streamed
-in between). Here the embedding,
-positions, layernorm_embedding, every layer, the final norm and the output projection (a
-shortlist's rows or all) are one call, in one parallel region. The same gd_decoder struct serves
-a greedy draft's steps (speculative/greedy_draft.py).
+in between). Here the embedding, positions, layernorm_embedding, every layer, the final norm and
+the output projection (a shortlist's rows or all) are one call, in one parallel region. The same
+gd_decoder struct serves a greedy draft's steps (speculative/greedy_draft.py).
 
 For decoders whose every part the C code has: the fused layers (float32 on CPU, ReLU, affine
 layer norms), token embeddings (no adaptive input), no quant-noise or extra projections,
@@ -142,9 +141,10 @@ class FusedDecoder:
 
     # -- the pass -----------------------------------------------------------------------------
     def forward(self, state: DecoderState, tokens: Tensor, total: int) -> Tensor:
-        """tokens [B, n] at slots state.lengths[b] .. + n - 1 (capacity for `total` slots
-        already ensured) -> scores [B, n, N] (N: the shortlist's size where there is one); the
-        K/V of every input are written, state.lengths is left to the caller."""
+        """tokens [B, n] at slots state.lengths[b] .. + n - 1, total = max(state.lengths) + n
+        (capacity for it already ensured) -> scores [B, n, N] (N: the shortlist's size where
+        there is one); the K/V of every input are written, state.lengths is left to the
+        caller."""
         bsz, n = tokens.shape
         decoder = self.decoder_struct(total)
         pad, layer_states = self.state_struct(state, bsz)
@@ -153,6 +153,6 @@ class FusedDecoder:
         tokens, lengths = tokens.contiguous(), state.lengths.contiguous()
         loader.function("gd_forward_f32")(
             ctypes.byref(decoder), layer_states, bsz, tokens.data_ptr(), n, lengths.data_ptr(),
-            None if pad is None else pad.data_ptr(), scores.data_ptr(), work.data_ptr(),
+            total, None if pad is None else pad.data_ptr(), scores.data_ptr(), work.data_ptr(),
             torch.get_num_threads())
         return scores

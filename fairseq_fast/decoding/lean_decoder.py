@@ -103,7 +103,7 @@ class LeanDecoder:
         # whole layers in one C call (fused_layer.py) where every layer is of the plain kind
         self.fused_layers = FusedLayers.build(self.layers, self.linear) if packed else None
         # the whole pass in one C call where every part of the decoder is of a kind it has
-        self.fused_decoder = FusedDecoder.build(self) if self.fused_layers is not None else None
+        self.fused_decoder = FusedDecoder.build(self)
         self._shortlist = (None, None)  # (weights' identity, (vocab, rows, bias))
         first = self.layers[0].self_attn
         self.heads = first.num_heads

@@ -21,7 +21,8 @@
  * lean_decoder.forward computes (decoding/fused_decoder.py), e.g. a target's verify pass.
  *
  * One parallel region for the whole call: the steps' parts share rows or output units among the
- * threads as the layers do, with barriers between them. */
+ * threads as the layers do, with barriers between them.
+ */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -156,17 +157,14 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
 }
 
 /* The decoder over n inputs per row: feed [B, n], row b's at slots lengths[b] .. + n - 1 (the
- * layers write their K/V there; lengths is not advanced); scores [B * n, N] receives every
- * input's scores; pad as gd_greedy_f32's; work: gd_work_floats(D, B, n) floats. */
+ * layers write their K/V there; lengths is not advanced); total = max(lengths) + n, the key
+ * slots attended to; scores [B * n, N] receives every input's scores; pad as gd_greedy_f32's;
+ * work: gd_work_floats(D, B, n) floats. */
 void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, const int64_t *feed,
-                    int64_t n, const int64_t *lengths, const uint8_t *pad, float *scores,
-                    float *work, int threads) {
+                    int64_t n, const int64_t *lengths, int64_t total, const uint8_t *pad,
+                    float *scores, float *work, int threads) {
   const int64_t C = D->layer[0].dim, R = B * n;
   float *x = work, *layer_work = x + R * C;
-  int64_t total = 0;
-  for (int64_t b = 0; b < B; b++)
-    if (lengths[b] > total) total = lengths[b];
-  total += n;
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     embed(D, feed, n, B, n, lengths, x);

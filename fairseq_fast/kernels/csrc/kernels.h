@@ -114,8 +114,8 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
                       int64_t *lengths, const int64_t *first_step, int64_t k,
                       const uint8_t *pad, int64_t *drafts, float *work, int threads);
 void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, const int64_t *feed,
-                    int64_t n, const int64_t *lengths, const uint8_t *pad, float *scores,
-                    float *work, int threads);
+                    int64_t n, const int64_t *lengths, int64_t total, const uint8_t *pad,
+                    float *scores, float *work, int threads);
 
 /* beam_step.c (portable): a beam-search step's top k candidates per sentence */
 void bs_candidates_f32(const float *lp, int64_t ld, const float *prev, int64_t sentences,
