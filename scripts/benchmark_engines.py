@@ -12,12 +12,13 @@ repeat, medians of sentences/s:
 - fairseq_fast speculative (greedy only): the demo draft, --draft-len 4, --draft-vocab 1536
   with the demo's counts file (what make demo runs; --draft-vocab 0 for the full vocabulary);
 - CTranslate2 4.8.5: the same target.pt converted with its FairseqConverter to float32
-  (scripts/ctranslate2_baseline.py), intra_threads = --ct2-threads (default --threads),
-  settings equal to fairseq's
-  defaults (length penalty 1, at most 200 tokens + </s>). It runs in a process of its own, one
-  per repeat (`ctranslate2_baseline.py --sources-json`, which times translate_batch alone after a
+  (scripts/ctranslate2_baseline.py), settings equal to fairseq's defaults (length penalty 1,
+  at most 200 tokens + </s>). It runs in a process of its own, one per repeat
+  (`ctranslate2_baseline.py --sources-json`, which times translate_batch alone after a
   warm-up): loaded into this process, CTranslate2's thread runtime and torch's compete for the
   same cores, and every torch run after CTranslate2's first call can be several times slower.
+  It runs at each of --ct2-threads' intra_threads counts (default 1 and --threads), alternating
+  with the others, and each setting reports it at its fastest count (named in the table).
 The fairseq engines time their generation loop in this process (models loaded once).
 "identical" is the share of sentences whose tokens equal stock's.
 """
@@ -88,10 +89,9 @@ def main():
     ap.add_argument("--sentences", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
-    ap.add_argument("--ct2-threads", type=int, default=None,
-                    help="CTranslate2's intra_threads (default --threads). With few cores it "
-                         "can be several times faster at 1 than at one per core: measure it at "
-                         "its best count")
+    ap.add_argument("--ct2-threads", type=ct2.thread_counts, default=None,
+                    help="CTranslate2's intra_threads counts, e.g. 1,2 (default: 1 and "
+                         "--threads); each setting reports it at its fastest")
     ap.add_argument("--draft-vocab", type=int, default=1536,
                     help="the speculative engine's draft shortlist, as make demo runs it "
                          "(0: the draft scores every token)")
@@ -108,7 +108,7 @@ def main():
     folder = tempfile.mkdtemp(prefix="benchmark_engines-")
     atexit.register(shutil.rmtree, folder, True)
     vocab = shortlist(task.target_dictionary, args.draft_vocab, args.draft_vocab_counts)
-    ct2_threads = args.ct2_threads or args.threads
+    ct2_threads = args.ct2_threads or ct2.thread_counts(f"1,{args.threads}")
     report = {"threads": args.threads, "ct2_threads": ct2_threads, "sentences": args.sentences,
               "repeats": args.repeats, "draft_vocab": args.draft_vocab, "settings": []}
     for name, beam, bsz in SETTINGS:
@@ -121,8 +121,8 @@ def main():
                                             samples, task.target_dictionary),
             "fairseq_fast default": fairseq_engine(task.build_generator([target], gen_cfg),
                                                    target, samples, task.target_dictionary),
-            "CTranslate2": ct2_engine(samples, task.source_dictionary, beam, bsz, ct2_threads,
-                                      folder)}
+            **{f"CTranslate2@{t}": ct2_engine(samples, task.source_dictionary, beam, bsz, t,
+                                              folder) for t in ct2_threads}}
         if beam == 1:
             spec = SpeculativeSequenceGenerator([target], task.target_dictionary,
                                                 draft_model=draft, draft_len=4,
@@ -140,6 +140,13 @@ def main():
             e: {"sent_per_s": n / statistics.median(t), "seconds": t,
                 "identical": sum(outputs[e][i] == stock[i] for i in stock) / len(stock)}
             for e, t in seconds.items()}}
+        by_threads = {t: seconds[f"CTranslate2@{t}"] for t in ct2_threads}
+        best = ct2.fastest(by_threads)
+        row["engines"]["CTranslate2"] = {
+            **row["engines"][f"CTranslate2@{best}"], "threads": best,
+            "sent_per_s_by_threads": {t: n / statistics.median(v) for t, v in by_threads.items()}}
+        for t in ct2_threads:
+            del row["engines"][f"CTranslate2@{t}"]
         report["settings"].append(row)
         print(json.dumps(row), flush=True)
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
@@ -153,7 +160,7 @@ def print_table(report):
                "CTranslate2"]
     print(f"\nsentences/s (x stock; identical to stock), {report['sentences']} sentences, "
           f"{report['threads']} threads (CTranslate2 "
-          f"{report.get('ct2_threads', report['threads'])}), fp32")
+          f"{ct2.threads_label(report.get('ct2_threads', report['threads']))}), fp32")
     print("| setting | batch | " + " | ".join(engines) + " |")
     print("|---|---|" + "---|" * len(engines))
     for row in report["settings"]:
@@ -162,7 +169,8 @@ def print_table(report):
         for e in engines:
             r = row["engines"].get(e)
             cells.append("-" if r is None else f"{r['sent_per_s']:.2f} "
-                         f"({r['sent_per_s'] / base:.2f}x; {100 * r['identical']:.0f}%)")
+                         f"({r['sent_per_s'] / base:.2f}x; {100 * r['identical']:.0f}%"
+                         + (f"; {r['threads']} thr" if "threads" in r else "") + ")")
         print(f"| {row['setting']} | {row['batch_size']} | " + " | ".join(cells) + " |")
 
 

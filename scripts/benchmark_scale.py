@@ -5,7 +5,7 @@
                                       [--identical-sentences 0] [--repeats 3] [--threads N]
                                       [--big-draft PATH] [--big-draft-len 5]
                                       [--big-draft-len-batched 3]
-                                      [--ct2-threads N] [--json work/benchmark_scale.json]
+                                      [--ct2-threads 1,2] [--json work/benchmark_scale.json]
                                       [--png docs/scale.png]
 
 The demo target widened F times (scripts/widen_model.py: same tokens, F times the width, ~F^2 the
@@ -30,8 +30,10 @@ memory, so fewer drafts a pass pay there.
 CTranslate2 converts the same widened checkpoint (ctranslate2_baseline.convert, float32) and runs
 each time in a process of its own (a CTranslate2 runtime in this process slows torch's runs, and
 torch's slow it); compute_type="int8" quantizes the float32 model when loading it, which is what a
-CPU user of CTranslate2 runs. Per run: seconds, tokens written (EOS included) and the share of
-sentences identical to stock fairseq's.
+CPU user of CTranslate2 runs. It runs at each of --ct2-threads' intra_threads counts (default 1
+and --threads), each count an engine of its own in the alternation, and each row reports it at
+its fastest count (named beside it). Per run: seconds, tokens written (EOS included) and the
+share of sentences identical to stock fairseq's.
 
 Peak RSS is each engine's alone: CTranslate2's process's own (VmHWM); for a fairseq engine, a
 process of its own loads the target (and the draft, for the engines that use it), builds the
@@ -369,7 +371,7 @@ def fairseq_engine(generator, model, samples, tgt_dict):
 def ct2_engine(model_dir, compute_type, sources, ids, beam, batch_size, threads, folder):
     """run() -> ({id: target pieces}, seconds, tokens written, peak RSS MiB), in a process of
     its own"""
-    job = os.path.join(folder, f"job-{compute_type}-{beam}-{batch_size}.json")
+    job = os.path.join(folder, f"job-{compute_type}-{beam}-{batch_size}-{threads}.json")
     out = job[:-5] + ".out.json"
     with open(job, "w") as f:
         json.dump({"model_dir": model_dir, "compute_type": compute_type, "sources": sources,
@@ -384,6 +386,21 @@ def ct2_engine(model_dir, compute_type, sources, ids, beam, batch_size, threads,
         tokens = sum(len(h) + 1 for h in result["hyps"])  # + </s>, as fairseq counts
         return dict(zip(ids, result["hyps"])), result["seconds"], tokens, result["peak_rss_mib"]
     return run
+
+
+def fastest_ct2(figures, name, counts):
+    """Fold the figures of `name`@count, one per thread count, into `name`: the fastest count's,
+    with its count and every count's sentences/s."""
+    per_count = {t: figures.pop(f"{name}@{t}") for t in counts}
+    best = max(per_count, key=lambda t: per_count[t]["sent_per_s"])
+    figures[name] = {**per_count[best], "threads": best,
+                     "sent_per_s_by_threads": {t: f["sent_per_s"] for t, f in per_count.items()}}
+
+
+def ct2_label(report):
+    import ctranslate2_baseline as ct2
+
+    return ct2.threads_label(report["ct2_threads"])
 
 
 def measure(engines, repeats, n):
@@ -541,9 +558,13 @@ def run_scale(factor, args, folder, reference):
             sources = [src.string(t[t.ne(src.pad()) & t.ne(src.eos())]).split()
                        for s in samples for t in s["net_input"]["src_tokens"]]
             for compute_type in ("float32", "int8"):
-                engines[f"CTranslate2 {compute_type}"] = ct2_engine(
-                    ct2_dir, compute_type, sources, ids, beam, bsz, args.ct2_threads, folder)
+                for t in args.ct2_threads:
+                    engines[f"CTranslate2 {compute_type}@{t}"] = ct2_engine(
+                        ct2_dir, compute_type, sources, ids, beam, bsz, t, folder)
         figures, outputs = measure(engines, args.repeats, n)
+        if ct2_dir:
+            for compute_type in ("float32", "int8"):
+                fastest_ct2(figures, f"CTranslate2 {compute_type}", args.ct2_threads)
         row = {"setting": name, "beam": beam, "batch_size": bsz, "sentences": n,
                "engines": figures}
         for e, timing in timers.items():
@@ -615,7 +636,7 @@ def print_tables(report):
     print(f"\nmemory bandwidth: triad {triad:.1f} GB/s, read {max(bw['read_gbs']):.1f} GB/s "
           f"(best of {len(bw['triad_gbs'])} measurements; arrays {bw['array_mib']} MiB, L3 "
           f"{bw['l3_mib']} MiB); torch {report['threads']} threads, CTranslate2 "
-          f"{report['ct2_threads']}")
+          f"{ct2_label(report)}")
     for s in report["scales"]:
         print(f"\nx{s['factor']}: {s['embed_dim']} dims, FFN {s['ffn_dim']}, {s['heads']} heads; "
               f"{s['parameters'] / 1e6:.1f}M parameters; decoder weights read per step "
@@ -636,7 +657,9 @@ def print_tables(report):
                     continue
                 f = eng[e]
                 gbs = f.get("weight_gbs")
-                print(f"| {row['setting']} | {row['batch_size']} | {e} | {f['sent_per_s']:.2f} | "
+                shown = e + (f" ({f['threads']} thr)" if "threads" in f else "")
+                print(f"| {row['setting']} | {row['batch_size']} | {shown} | "
+                      f"{f['sent_per_s']:.2f} | "
                       f"{f['sent_per_s'] / eng['stock fairseq']['sent_per_s']:.2f}x | "
                       f"{f['sent_per_s'] / eng['fairseq_fast default']['sent_per_s']:.2f}x | "
                       f"{100 * f['identical']:.0f}% | {f['ms_per_token']:.2f} | "
@@ -744,7 +767,7 @@ def plot(report, png):
     n = scales[0]["rows"][0]["sentences"]
     ax.set_title(f"demo target widened x{', x'.join(str(s['factor']) for s in scales)}: step time "
                  f"against model size\n({n} sentences, median of {report['repeats']}, torch "
-                 f"{report['threads']} threads, CTranslate2 {report['ct2_threads']})", fontsize=10)
+                 f"{report['threads']} threads, CTranslate2 {ct2_label(report)})", fontsize=10)
     ax.legend(fontsize=7)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
@@ -763,6 +786,7 @@ def main():
         return stream_main(*(int(x) for x in sys.argv[2:5]))
     import torch
 
+    import ctranslate2_baseline as ct2
     import demo
     from benchmark import add_model_args
     import fairseq_fast  # noqa: F401  (the plugin's overrides, as --user-dir loads them)
@@ -789,15 +813,16 @@ def main():
                     help="the speculative engine's draft shortlist (0: every token)")
     ap.add_argument("--draft-vocab-counts", default=demo.COUNTS)
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
-    ap.add_argument("--ct2-threads", type=int, default=None,
-                    help="CTranslate2's intra_threads (default --threads)")
+    ap.add_argument("--ct2-threads", type=ct2.thread_counts, default=None,
+                    help="CTranslate2's intra_threads counts, e.g. 1,2 (default: 1 and "
+                         "--threads); each row reports it at its fastest")
     ap.add_argument("--no-ct2", action="store_true", help="leave CTranslate2 out")
     ap.add_argument("--stream-mib", type=int, default=1024,
                     help="size of each of the triad's three arrays")
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_scale.json"))
     ap.add_argument("--png", default=os.path.join(ROOT, "docs", "scale.png"))
     args = ap.parse_args()
-    args.ct2_threads = args.ct2_threads or args.threads
+    args.ct2_threads = args.ct2_threads or ct2.thread_counts(f"1,{args.threads}")
     torch.set_grad_enabled(False)
     torch.set_num_threads(args.threads)
     factors = [int(f) for f in args.factors.split(",")]

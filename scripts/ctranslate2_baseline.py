@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -57,6 +58,34 @@ def convert(model_path, data_dir, out_dir, force=False):
 
     converter = FairseqConverter(model_path, data_dir, source_lang="es", target_lang="en")
     return converter.convert(out_dir, quantization="float32", force=True)
+
+
+def thread_counts(text):
+    """--ct2-threads "1,2" -> [1, 2]. The benchmarks run CTranslate2 at every count given and
+    report it at its fastest: its best intra_threads depends on the machine, the model's size
+    and the compute type (with few cores one thread can be several times faster than one per
+    core, or slower)."""
+    try:
+        counts = sorted({int(t) for t in str(text).split(",") if t.strip()})
+    except ValueError:
+        counts = []
+    if not counts or counts[0] < 1:
+        raise argparse.ArgumentTypeError(f"expected thread counts like 1,2, not {text!r}")
+    return counts
+
+
+def fastest(seconds_by_count):
+    """{threads: [seconds, one per run]} -> the thread count with the lowest median."""
+    return min(seconds_by_count, key=lambda t: statistics.median(seconds_by_count[t]))
+
+
+def threads_label(counts):
+    """[1, 2] -> "best of 1/2 threads"; [2] or 2 (a report from before the lists) ->
+    "2 threads"."""
+    counts = counts if isinstance(counts, list) else [counts]
+    if len(counts) == 1:
+        return f"{counts[0]} thread{'' if counts[0] == 1 else 's'}"
+    return "best of " + "/".join(map(str, counts)) + " threads"
 
 
 def load_translator(model_dir, threads=2):

@@ -277,3 +277,43 @@ def test_readme_has_the_headline_markers_and_points_to_benchmarks_md():
     block = text[text.index(report.FIGURES_START):text.index(report.FIGURES_END)]
     assert "| feature | setting | speed, x stock fairseq | output |" in block
     assert "docs/benchmarks.md" in block
+
+
+# -- CTranslate2 at its fastest thread count ---------------------------------------------------
+def test_ct2_thread_counts_parse_and_the_fastest_count_wins():
+    import argparse
+
+    import benchmark_scale
+    import ctranslate2_baseline as ct2
+
+    assert ct2.thread_counts("2,1,2") == [1, 2] and ct2.thread_counts(4) == [4]
+    for bad in ("", "0,1", "one"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            ct2.thread_counts(bad)
+    # medians 2.0 and 1.5 seconds: the second count is the faster, whatever its best single run
+    assert ct2.fastest({1: [3.0, 1.0, 2.0], 2: [1.5, 1.5, 9.0]}) == 2
+    assert ct2.threads_label([1, 2]) == "best of 1/2 threads"
+    assert ct2.threads_label([1]) == "1 thread" and ct2.threads_label(2) == "2 threads"
+
+    figures = {"stock fairseq": {"sent_per_s": 1.0},
+               "CTranslate2 int8@1": {"sent_per_s": 7.0, "identical": 0.9},
+               "CTranslate2 int8@2": {"sent_per_s": 5.0, "identical": 0.8}}
+    benchmark_scale.fastest_ct2(figures, "CTranslate2 int8", [1, 2])
+    assert sorted(figures) == ["CTranslate2 int8", "stock fairseq"]
+    assert figures["CTranslate2 int8"] == {"sent_per_s": 7.0, "identical": 0.9, "threads": 1,
+                                           "sent_per_s_by_threads": {1: 7.0, 2: 5.0}}
+    assert benchmark_scale.ct2_label({"ct2_threads": [1, 2]}) == "best of 1/2 threads"
+    assert benchmark_scale.ct2_label({"ct2_threads": 2}) == "2 threads"  # an older report
+
+
+def test_latency_and_headline_name_ct2s_fastest_count():
+    rep = full_report()
+    rep["latency"] = {"ratio": 1.5, "sentences": 300, "ct2_threads": 2,
+                      "ct2_threads_tried": [1, 2],
+                      "ct2_runs_by_threads": {"1": [10.0, 11.0, 12.0], "2": [20.0]},
+                      "runs": {"fairseq_fast speculative": [30.0], "CTranslate2": [20.0]},
+                      "medians": {"fairseq_fast speculative": 30.0, "CTranslate2": 20.0}}
+    assert "Against CTranslate2 (2 threads, its fastest of 1/2)" in report.headline(rep)
+    text = report.latency_tables(rep["latency"])
+    assert "CTranslate2 threads 2 (the fastest of 1: 11.00 sentences/s, 2: 20.00" in text
+    assert "Against CTranslate2 (1 thread)," in report.headline(full_report())
