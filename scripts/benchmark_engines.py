@@ -140,13 +140,7 @@ def main():
             e: {"sent_per_s": n / statistics.median(t), "seconds": t,
                 "identical": sum(outputs[e][i] == stock[i] for i in stock) / len(stock)}
             for e, t in seconds.items()}}
-        by_threads = {t: seconds[f"CTranslate2@{t}"] for t in ct2_threads}
-        best = ct2.fastest(by_threads)
-        row["engines"]["CTranslate2"] = {
-            **row["engines"][f"CTranslate2@{best}"], "threads": best,
-            "sent_per_s_by_threads": {t: n / statistics.median(v) for t, v in by_threads.items()}}
-        for t in ct2_threads:
-            del row["engines"][f"CTranslate2@{t}"]
+        ct2.fold_thread_counts(row["engines"], "CTranslate2", ct2_threads)
         report["settings"].append(row)
         print(json.dumps(row), flush=True)
     os.makedirs(os.path.dirname(args.json), exist_ok=True)

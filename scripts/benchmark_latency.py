@@ -62,8 +62,7 @@ def main():
         for name, runs, fn in (order if r % 2 == 0 else order[::-1]):
             runs.append(fn())
             print(f"[latency] repeat {r + 1}: {name} {runs[-1]:.2f} sentences/s", flush=True)
-    # sentences/s: the fastest count has the highest median
-    best = max(by_threads, key=lambda t: statistics.median(by_threads[t]))
+    best = ct2.fastest({t: statistics.median(v) for t, v in by_threads.items()})
     runs = {"fairseq_fast speculative": ours_runs, "CTranslate2": by_threads[best]}
     medians = {name: statistics.median(v) for name, v in runs.items()}
     ratio = medians["fairseq_fast speculative"] / medians["CTranslate2"]

@@ -388,15 +388,6 @@ def ct2_engine(model_dir, compute_type, sources, ids, beam, batch_size, threads,
     return run
 
 
-def fastest_ct2(figures, name, counts):
-    """Fold the figures of `name`@count, one per thread count, into `name`: the fastest count's,
-    with its count and every count's sentences/s."""
-    per_count = {t: figures.pop(f"{name}@{t}") for t in counts}
-    best = max(per_count, key=lambda t: per_count[t]["sent_per_s"])
-    figures[name] = {**per_count[best], "threads": best,
-                     "sent_per_s_by_threads": {t: f["sent_per_s"] for t, f in per_count.items()}}
-
-
 def ct2_label(report):
     import ctranslate2_baseline as ct2
 
@@ -563,8 +554,10 @@ def run_scale(factor, args, folder, reference):
                         ct2_dir, compute_type, sources, ids, beam, bsz, t, folder)
         figures, outputs = measure(engines, args.repeats, n)
         if ct2_dir:
+            import ctranslate2_baseline as ct2
+
             for compute_type in ("float32", "int8"):
-                fastest_ct2(figures, f"CTranslate2 {compute_type}", args.ct2_threads)
+                ct2.fold_thread_counts(figures, f"CTranslate2 {compute_type}", args.ct2_threads)
         row = {"setting": name, "beam": beam, "batch_size": bsz, "sentences": n,
                "engines": figures}
         for e, timing in timers.items():

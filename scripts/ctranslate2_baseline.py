@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import time
@@ -74,9 +73,19 @@ def thread_counts(text):
     return counts
 
 
-def fastest(seconds_by_count):
-    """{threads: [seconds, one per run]} -> the thread count with the lowest median."""
-    return min(seconds_by_count, key=lambda t: statistics.median(seconds_by_count[t]))
+def fastest(rates):
+    """{threads: sentences/s (a median over runs)} -> the thread count with the highest."""
+    return max(rates, key=rates.get)
+
+
+def fold_thread_counts(figures, name, counts):
+    """Fold figures[f"{name}@{count}"], one per thread count, each with its median "sent_per_s",
+    into figures[name]: the fastest count's figures, with that count and every count's
+    sentences/s."""
+    per_count = {t: figures.pop(f"{name}@{t}") for t in counts}
+    rates = {t: f["sent_per_s"] for t, f in per_count.items()}
+    best = fastest(rates)
+    figures[name] = {**per_count[best], "threads": best, "sent_per_s_by_threads": rates}
 
 
 def threads_label(counts):
