@@ -35,30 +35,37 @@ from fairseq_fast.decoding.lean_decoder import LeanDecoder  # noqa: E402
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator  # noqa: E402
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
 from fairseq_fast.speculative.draft_vocab import shortlist  # noqa: E402
-from fairseq_fast.speculative.stop_rules import AdaptiveDraftLength  # noqa: E402
+from fairseq_fast.speculative.draft_length import FixedDraftLength  # noqa: E402
 
 
-class HFHeuristic(AdaptiveDraftLength):
-    """HF transformers' assisted-generation schedule, the anchor for --adaptive-draft-len:
-    +2 after a window whose drafts were all accepted, -1 otherwise (here per row, capped as
-    ours is), no confidence stop (HF before 4.46)."""
+class HFHeuristic(FixedDraftLength):
+    """HF transformers' assisted-generation schedule, an anchor for --adaptive-draft-len: per row,
+    the cap grows by 2 after a window whose drafts were all accepted and shrinks by 1 otherwise,
+    within [1, 2 x --draft-len] as ours; starting at --draft-len; no confidence stop (HF before
+    4.46)."""
 
-    def stop(self, prob, product):
-        return torch.zeros_like(prob, dtype=torch.bool)
+    def __init__(self, length):
+        super().__init__(2 * length)
+        self.initial = length
 
-    def update(self, cap, offered, accepted, steps, committed):
+    def start(self, batch, device):
+        return torch.full((batch,), self.initial, dtype=torch.long, device=device)
+
+    def update(self, cap, offered, accepted, times):
         return torch.where(accepted == offered, cap + 2, cap - 1).clamp(1, self.maximum)
 
 
-class HFConfidence(HFHeuristic):
-    """HF's schedule with its assistant_confidence_threshold (default 0.4 since 4.46): the
-    assistant stops once its probability for the token it just proposed is below 0.4."""
+class ConfidenceStop:
+    """HF's assistant_confidence_threshold (default 0.4 since 4.46), a stop rule: the assistant
+    stops once its probability for the token it just proposed is below 0.4."""
+
+    discards_last = False
 
     def stop(self, prob, product):
         return prob < 0.4
 
 
-ADAPTIVE_RULES = {"hf": HFHeuristic, "hf+conf": HFConfidence}
+ADAPTIVE_RULES = {"hf": (HFHeuristic, None), "hf+conf": (HFHeuristic, ConfidenceStop)}
 
 
 def batches(task, n_sentences, batch_size, seed=1):
@@ -236,9 +243,10 @@ def main():
         spec = SpeculativeSequenceGenerator(
             [target], task.target_dictionary, draft_model=draft, draft_len=k,
             sampling=opts.get("sampling", False), temperature=opts.get("temperature", 1.0),
-            adaptive_draft_len="adaptive" in opts, draft_vocab=opts.get("vocab"))
+            adaptive_draft_len=opts.get("adaptive") == "ours", draft_vocab=opts.get("vocab"))
         if opts.get("adaptive") in ADAPTIVE_RULES:
-            spec.schedule.__class__ = ADAPTIVE_RULES[opts["adaptive"]]  # its stop rule too
+            schedule, stop = ADAPTIVE_RULES[opts["adaptive"]]
+            spec.schedule, spec.stop_rule = schedule(k), stop and stop()
         t_stock, t_spec, agree = [], [], None
         # c as it is inside a real run (each model's weights evicted from cache by the other's)
         drafting = CallTimer().wrap(spec.proposer, "propose")

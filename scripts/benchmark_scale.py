@@ -25,7 +25,10 @@ demo target's encoder and first two decoder layers, distilled; --big-draft-len 5
 --big-draft-len-batched 3 at batch 8): a draft step that costs ~0.3 of a verify pass at x1 costs
 a few percent of one at x4, where a deeper draft's higher alpha pays. At batch 8 a verify pass
 multiplies 8 x (gamma + 1) rows by each weight, which at x4 is bound by arithmetic rather than
-memory, so fewer drafts a pass pay there.
+memory, so fewer drafts a pass pay there. Each speculative engine runs again with
+--adaptive-draft-len ("adaptive": the window length priced from the run's measured costs, starting
+at --draft-len or --big-draft-len and up to twice it, whatever the batch size); its peak RSS is
+its fixed-length engine's (the same models and buffers), and a line gives its mean window.
 
 CTranslate2 converts the same widened checkpoint (ctranslate2_baseline.convert, float32) and runs
 each time in a process of its own (a CTranslate2 runtime in this process slows torch's runs, and
@@ -259,7 +262,12 @@ def weight_bytes(decoder, kind="float32"):
 
 # -- one row ----------------------------------------------------------------------------------
 SPECULATIVE, BIG = "fairseq_fast speculative", "fairseq_fast speculative, big draft"
-FAIRSEQ = ["stock fairseq", "fairseq_fast default", SPECULATIVE, BIG, "fairseq_fast BiLD"]
+# the same drafts with --adaptive-draft-len (the window length from measured costs)
+SPEC_ADAPTIVE, BIG_ADAPTIVE = SPECULATIVE + ", adaptive", BIG + ", adaptive"
+ADAPTIVE_OF = {SPEC_ADAPTIVE: SPECULATIVE, BIG_ADAPTIVE: BIG}
+DEFAULT = "fairseq_fast default"
+FAIRSEQ = ["stock fairseq", "fairseq_fast default", SPECULATIVE, SPEC_ADAPTIVE, BIG, BIG_ADAPTIVE,
+           "fairseq_fast BiLD"]
 ENGINES = FAIRSEQ + ["CTranslate2 float32", "CTranslate2 int8"]
 # the JSON key of each speculative engine's figures (alpha, c, bound) in a row
 FIGURES_KEY = {SPECULATIVE: "speculative", BIG: "speculative_big"}
@@ -267,7 +275,7 @@ FIGURES_KEY = {SPECULATIVE: "speculative", BIG: "speculative_big"}
 
 def rows(args):
     """(setting, beam, batch size, sentences, fairseq engines) of every row."""
-    speculative = [SPECULATIVE] + ([BIG] if args.big_draft else [])
+    speculative = [SPECULATIVE, SPEC_ADAPTIVE] + ([BIG, BIG_ADAPTIVE] if args.big_draft else [])
     return [("greedy", 1, 1, args.sentences, FAIRSEQ[:2] + speculative + ["fairseq_fast BiLD"]),
             ("greedy", 1, 8, args.batch_sentences, FAIRSEQ[:2] + speculative),
             ("beam 5", 5, 32, args.batch_sentences, FAIRSEQ[:2])]
@@ -275,11 +283,13 @@ def rows(args):
 
 def draft_of(engine, args, batch_size):
     """(draft checkpoint, draft length) an engine uses at a batch size, (None, None) for those
-    without one."""
+    without one. The adaptive engines start at the batch-1 length and go up to twice it."""
     if engine == BIG:
         return args.big_draft, (args.big_draft_len if batch_size == 1
                                 else args.big_draft_len_batched)
-    if engine in (SPECULATIVE, "fairseq_fast BiLD"):
+    if engine == BIG_ADAPTIVE:
+        return args.big_draft, args.big_draft_len
+    if engine in (SPECULATIVE, SPEC_ADAPTIVE, "fairseq_fast BiLD"):
         return args.draft, args.draft_len
     return None, None
 
@@ -303,9 +313,10 @@ def build_generator(engine, task, target, cfg, draft, vocab, beam, draft_len):
         return stock_generator(task, target, gen_cfg)
     if engine == "fairseq_fast default":
         return task.build_generator([target], gen_cfg)
-    if engine in (SPECULATIVE, BIG):
+    if engine in (SPECULATIVE, BIG, SPEC_ADAPTIVE, BIG_ADAPTIVE):
         return SpeculativeSequenceGenerator([target], task.target_dictionary, draft_model=draft,
-                                            draft_len=draft_len, draft_vocab=vocab)
+                                            draft_len=draft_len, draft_vocab=vocab,
+                                            adaptive_draft_len=engine in ADAPTIVE_OF)
     assert engine == "fairseq_fast BiLD", engine
     return BiLDSequenceGenerator([target], task.target_dictionary, small_model=draft,
                                  max_len_b=200)
@@ -330,7 +341,7 @@ def rss_probe_main(job_path):
     draft = vocab = None
     if job["draft"]:
         draft = load_draft(task, job["draft"], target)
-    if job["engine"] in (SPECULATIVE, BIG):
+    if job["engine"] in (SPECULATIVE, BIG, SPEC_ADAPTIVE, BIG_ADAPTIVE):
         vocab = shortlist(task.target_dictionary, job["draft_vocab"], job["counts"])
     generator = build_generator(job["engine"], task, target, cfg, draft, vocab, job["beam"],
                                 job["draft_len"])
@@ -569,7 +580,16 @@ def run_scale(factor, args, folder, reference):
                 figures[e], bsz)
         for e in fairseq_engines:
             figures[e]["process_peak_rss_mib"] = figures[e]["peak_rss_mib"]
-            figures[e]["peak_rss_mib"] = rss_alone(e, path, args, beam, bsz, sentences, folder)
+            if e in ADAPTIVE_OF:  # the same models and buffers as its fixed-length engine's
+                figures[e]["peak_rss_mib"] = figures[ADAPTIVE_OF[e]]["peak_rss_mib"]
+            else:
+                figures[e]["peak_rss_mib"] = rss_alone(e, path, args, beam, bsz, sentences,
+                                                       folder)
+        for e in ADAPTIVE_OF:
+            if e in generators:
+                stats = generators[e].stats
+                figures[e]["alpha"] = stats.alpha
+                figures[e]["mean_draft_len"] = stats.draft_calls / max(stats.target_calls, 1)
         if beam == 1 and bsz == 1:
             for e, f in figures.items():
                 kind = ("_int8" if "int8" in e else "_plugin" if e.startswith("fairseq_fast")
@@ -682,6 +702,15 @@ def print_tables(report):
                     print(f"  with the loop free and a verify pass costing a default token "
                           f"(the encoders, drafting and tokens a pass as measured): "
                           f"{100 * sp['share_of_bound_ceiling']:.0f}% of the bound")
+            eng = row["engines"]
+            for e, fixed in ADAPTIVE_OF.items():
+                if "mean_draft_len" in eng.get(e, {}):
+                    f = eng[e]
+                    print(f"{e[len('fairseq_fast '):]}, batch {row['batch_size']}: "
+                          f"{f['mean_draft_len']:.2f} drafts a pass on average, alpha "
+                          f"{f['alpha']:.3f}; / default "
+                          f"{f['sent_per_s'] / eng['fairseq_fast default']['sent_per_s']:.2f}x, "
+                          f"/ fixed length {f['sent_per_s'] / eng[fixed]['sent_per_s']:.2f}x")
             if "stock_identical_to_x1" in row:
                 print(f"stock {row['setting']} batch {row['batch_size']}: identical to x1 "
                       f"{100 * row['stock_identical_to_x1']:.1f}%")
@@ -692,8 +721,8 @@ def print_tables(report):
           "default GB/s (% triad) | "
           "spec / default (bound) | spec / default bs 8 | beam 5 bs 32 default / stock | "
           "spec / CTranslate2 int8 | big / default (bound) | big / default bs 8 | "
-          "big / CTranslate2 int8 |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "big / CTranslate2 int8 | adaptive / default, bs 1; bs 8 (spec; big) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for s in report["scales"]:
         rows = {(r["setting"], r["batch_size"]): r for r in s["rows"]}
         g1, g8, b32 = rows.get(("greedy", 1)), rows.get(("greedy", 8)), rows.get(("beam 5", 32))
@@ -711,7 +740,18 @@ def print_tables(report):
               f"{g8['speculative']['speedup_vs_default']:.2f}x | "
               f"{beam:.2f}x | "
               + (f"{spec['sent_per_s'] / ct2['sent_per_s']:.2f}x | " if ct2 else "- | ")
-              + _big_summary(g1, g8, ct2))
+              + _big_summary(g1, g8, ct2) + f" {_adaptive_summary(g1, g8)} |")
+
+
+def _adaptive_summary(g1, g8):
+    """'a1; a8 (spec); b1; b8 (big)': the adaptive engines over the default ('-' where not run)"""
+    parts = []
+    for e, label in ((SPEC_ADAPTIVE, "spec"), (BIG_ADAPTIVE, "big")):
+        ratios = ["-" if not r or e not in r["engines"] else
+                  f"{r['engines'][e]['sent_per_s'] / r['engines'][DEFAULT]['sent_per_s']:.2f}x"
+                  for r in (g1, g8)]
+        parts.append(f"{'; '.join(ratios)} ({label})")
+    return "; ".join(parts)
 
 
 def _big_summary(g1, g8, ct2):

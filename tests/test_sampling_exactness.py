@@ -8,6 +8,7 @@ deliberately wrong acceptance rule that keeps every draft token (which must fail
 power).
 """
 import math
+import random
 
 import pytest
 import torch
@@ -139,8 +140,9 @@ def test_speculative_sampling_matches_target_distribution(pair, temperature, top
 
 
 def test_confidence_stopped_windows_keep_the_target_distribution(pair):
-    """--adaptive-draft-len stops drafting where the draft's own sampled token is unlikely: a
-    window length chosen from the draft's samples must not bias what the target keeps."""
+    """A stop rule that ends drafting where the draft's own sampled token is unlikely (one
+    decided after each draft step, as BiLD's fallback is): a window length chosen from the
+    draft's samples must not bias what the target keeps."""
     target, draft, sample, many = pair
     table = exact_pairs(target, sample, 1.0, -1, -1.0)
     torch.manual_seed(3)
@@ -157,6 +159,27 @@ def test_confidence_stopped_windows_keep_the_target_distribution(pair):
     s = spec.stats
     assert s.proposed < 2 * s.row_rounds  # some windows were cut short by the stop rule ...
     assert s.accepted > 0 and s.proposed > s.row_rounds  # ... others were not
+    assert chi_square_p(got, table) > 1e-3
+
+
+def test_measured_window_lengths_keep_the_target_distribution(pair):
+    """--adaptive-draft-len picks each round's length from timings (here a clock of random
+    readings, so the lengths vary from round to round): sampling stays exact."""
+    target, draft, sample, many = pair
+    table = exact_pairs(target, sample, 1.0, -1, -1.0)
+    torch.manual_seed(5)
+    spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=2,
+                                        sampling=True, max_len_b=2, adaptive_draft_len=True)
+    rng = random.Random(5)
+    now = [0.0]
+    spec.schedule.clock = lambda: now.__setitem__(0, now[0] + rng.random()) or now[0]
+    spec.schedule.REFRESH, spec.schedule.EXPLORE = 1, 3
+    lengths = set()
+    window = spec.schedule.window
+    spec.schedule.window = lambda cap: lengths.add(int((c := window(cap)).max())) or c
+    got = spec.generate([target], many)
+    assert len(lengths) >= 2  # (the batch runs a few rounds: max_len_b=2)
+    assert 0.05 < spec.stats.alpha < 0.95
     assert chi_square_p(got, table) > 1e-3
 
 

@@ -16,6 +16,7 @@ Greedy output (beam 1) is token for token what fairseq's SequenceGenerator produ
 target alone; scores and positional scores are the target's, computed as stock computes them.
 Sampling output has exactly the target's distribution (rejection sampling).
 """
+import time
 from typing import Dict, List, Optional
 
 import torch
@@ -31,20 +32,22 @@ from fairseq_fast.options import check_draft_generator
 from fairseq_fast.speculative.acceptance import (AcceptanceRule, GreedyAcceptance,
                                                  RejectionSampling)
 from fairseq_fast.speculative.commit import commit
+from fairseq_fast.speculative.draft_length import (FixedDraftLength, MeasuredDraftLength,
+                                                   RoundTimes)
 from fairseq_fast.speculative.proposer import DraftModelProposer
 from fairseq_fast.speculative.stats import SpecStats
-from fairseq_fast.speculative.stop_rules import (AdaptiveDraftLength, FixedDraftLength, StopRule,
-                                                 step_cost)
+from fairseq_fast.speculative.stop_rules import StopRule
 
 
 class SpeculativeSequenceGenerator(nn.Module):
     """The strategies, each replaceable (BiLD, bild.py, is this class with other ones):
         acceptance  what a row keeps of a verified window (acceptance.AcceptanceRule); default
                     exact greedy, or rejection sampling with sampling=True
-        stop_rule   when a row stops drafting before its cap (stop_rules.StopRule); default none,
-                    or the cost-aware stop with adaptive_draft_len=True
+        stop_rule   when a row stops drafting before its cap (stop_rules.StopRule); default none
         stats       the counters (stats.SpecStats)
-    The window caps come from a schedule (stop_rules): draft_len fixed, or adaptive."""
+    The window caps come from a schedule (draft_length.py): draft_len fixed, or with
+    adaptive_draft_len=True the length that buys the most tokens per second as measured, between
+    1 and 2 x draft_len."""
 
     def __init__(self, models, tgt_dict, draft_model, draft_len: int = 4,
                  adaptive_draft_len: bool = False, beam_size: int = 1, max_len_a: float = 0,
@@ -72,12 +75,8 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.tgt_dict = tgt_dict
         self.pad, self.unk = tgt_dict.pad(), tgt_dict.unk()
         self.eos = tgt_dict.eos() if eos is None else eos
-        self.schedule = FixedDraftLength(draft_len)
-        if adaptive_draft_len:
-            ratio = (step_cost(draft_model.decoder, draft_vocab)
-                     / step_cost(self.model.decoder))
-            self.schedule = AdaptiveDraftLength(draft_len, 2 * draft_len, min(ratio, 1.0))
-            stop_rule = self.schedule if stop_rule is None else stop_rule
+        self.schedule = (MeasuredDraftLength(draft_len, 2 * draft_len) if adaptive_draft_len
+                         else FixedDraftLength(draft_len))
         self.stop_rule = stop_rule
         self.max_len_a, self.max_len_b = max_len_a, max_len_b
         self.max_len = max_len or self.model.max_decoder_positions()
@@ -139,14 +138,19 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.proposer.start(net_input, bsz, slots)
         self.stats.sentences += bsz
 
+        clock = self._clock(device)
         while ids.numel() > 0:
+            t0 = clock()
+            gamma = self.schedule.window(gamma)
             k = int(gamma.max())
             drafts, q, drafted = self.proposer.propose(tokens, n_tokens, k, prefix,
                                                        self.stop_rule)
             k = drafts.size(1)  # the proposer may stop early (EOS, a stop rule)
             offered = torch.minimum(gamma, drafted)
             window = (n_tokens - 1)[:, None] + torch.arange(k + 1, device=device)[None, :]
+            t1 = clock()
             logits = self.target.forward(target, tokens.gather(1, window))
+            t2 = clock()
             lprobs = self.rules.log_probs(self.model, logits, window, tokens, prefix)
             cum = cum.type_as(lprobs)  # as stock's scores (float64 from an adaptive softmax)
             prev = cum.gather(1, (n_tokens - 1)[:, None]).squeeze(1)
@@ -156,8 +160,9 @@ class SpeculativeSequenceGenerator(nn.Module):
                                                     max_len)
             self.stats.record(offered, verdict.accepted, keep, gamma, drafts,
                               self.proposer.last_steps)
-            gamma = self.schedule.update(gamma, offered, verdict.accepted,
-                                         self.proposer.last_steps, int(keep.sum()))
+            times = RoundTimes(rows=window.numel(), steps=self.proposer.last_steps,
+                               draft=t1 - t0, verify=t2 - t1, total=clock() - t0)
+            gamma = self.schedule.update(gamma, offered, verdict.accepted, times)
 
             target.rollback_to(n_tokens - 1)
             self.proposer.rollback(n_tokens)
@@ -175,6 +180,20 @@ class SpeculativeSequenceGenerator(nn.Module):
                 self.proposer.select_rows(alive)
         self._cache = target.buffers  # grown ones included
         return finalized
+
+    def _clock(self, device):
+        """The round's clock: none (zeros) for a schedule that does not use times; on a GPU
+        one that first waits for the work queued so far."""
+        if not self.schedule.measures:
+            return lambda: 0.0
+        clock = getattr(self.schedule, "clock", time.perf_counter)
+        if device.type != "cuda":
+            return clock
+
+        def synchronized():
+            torch.cuda.synchronize(device)
+            return clock()
+        return synchronized
 
     def _finalize(self, tokens: Tensor, cum: Tensor, n: int) -> Dict[str, Tensor]:
         """A finished row: tokens[1:n] ends with EOS at step n - 2."""

@@ -1,0 +1,200 @@
+"""How many tokens the draft proposes per round (gamma): a schedule sets each row's window cap.
+
+    FixedDraftLength      --draft-len K: every window K long
+    MeasuredDraftLength   --adaptive-draft-len: before each round, the one length for the batch
+                          that buys the most tokens per second, priced from this run's own
+                          measurements
+
+The generator asks `window` for the caps of the rows about to draft, and reports each finished
+round to `update`: what the rows were offered and kept, and what the round cost (RoundTimes).
+
+MeasuredDraftLength prices a round of B rows drafting k tokens each as Leviathan et al. (2023) do,
+with costs measured instead of assumed:
+
+    tokens(B, k) = B (1 - a^(k+1)) / (1 - a)          a: the acceptance rate, measured
+    seconds(B, k) = verify(B (k + 1)) + draft(B, k) + rest(B)
+
+verify(rows): the target's pass over that many rows; draft(B, k): k draft steps at batch B (a
+call's fixed cost included: the first step costs more than the next); rest(B): the round's other
+work (scores, acceptance, bookkeeping). Each is the median of its recent measurements in this
+run.
+
+Why measure: on a large target at batch 1 a verify pass costs about one decoder step whatever its
+width (it is bound by reading the weights), so long windows pay; at batch 8 the pass is bound by
+arithmetic, its cost grows with the rows it scores, and the best window is short; on a small
+target the fixed costs of a call dominate. No constant fits all three, and the batch shrinks as
+sentences finish.
+
+A length the run has not measured yet is priced optimistically (RunningSeconds.optimistic: a row
+count below every measured one at the smallest one's cost in proportion to the rows, one above
+every measured one at the largest one's cost, one in between on the line between its
+neighbours), so a length that looks best is tried, and from then on priced by its measurements. Every EXPLORE-th round runs a length next to the
+best one instead, so that the lengths around it stay measured as the text and the machine change
+(a length priced too high once would otherwise never be tried again).
+
+Greedy output is the target's whatever the lengths. Sampling keeps the target's distribution (a
+length is chosen before the round's drafts exist), but its random draws follow the lengths, which
+follow the timings: with this schedule a fixed seed no longer reproduces the same samples.
+"""
+import statistics
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable, Deque, Dict, Optional, Protocol
+
+import torch
+from torch import Tensor
+
+
+@dataclass
+class RoundTimes:
+    """What one round cost, in seconds: `steps` draft steps (drafting), the target's verify pass
+    over `rows` rows, and the whole round (the two included)."""
+
+    rows: int
+    steps: int
+    draft: float
+    verify: float
+    total: float
+
+
+class DraftLengthSchedule(Protocol):
+    """Each row's window cap, within [1, maximum]: `start` for a new batch of rows, `window` for
+    the rows about to draft (the batch shrinks as rows finish), `update` after each round with
+    the caps it ran, the drafts offered and kept per row, and its times."""
+
+    maximum: int
+    measures: bool  # whether `update` uses the times (the loop then waits for the device)
+
+    def start(self, batch: int, device) -> Tensor: ...
+
+    def window(self, cap: Tensor) -> Tensor: ...
+
+    def update(self, cap: Tensor, offered: Tensor, accepted: Tensor,
+               times: RoundTimes) -> Tensor: ...
+
+
+class FixedDraftLength:
+    """Every window `length` drafts long."""
+
+    measures = False
+
+    def __init__(self, length: int):
+        self.maximum = length
+
+    def start(self, batch: int, device) -> Tensor:
+        return torch.full((batch,), self.maximum, dtype=torch.long, device=device)
+
+    def window(self, cap: Tensor) -> Tensor:
+        return cap
+
+    def update(self, cap: Tensor, offered: Tensor, accepted: Tensor,
+               times: RoundTimes) -> Tensor:
+        return cap
+
+
+class RunningSeconds:
+    """Seconds by a whole number (a row count, a batch size): per key, the median of its last
+    `recent` measurements (a median, so that a pause of the machine does not price a key out
+    for good)."""
+
+    def __init__(self, recent: int = 5):
+        self.recent = recent
+        self.samples: Dict[int, Deque[float]] = {}
+        self.seconds: Dict[int, float] = {}
+
+    def add(self, key: int, seconds: float) -> None:
+        samples = self.samples.setdefault(key, deque(maxlen=self.recent))
+        samples.append(seconds)
+        self.seconds[key] = statistics.median(samples)
+
+    def nearest(self, key: int) -> Optional[float]:
+        """The value at `key`, else at the nearest key measured (None before any)."""
+        if key in self.seconds or not self.seconds:
+            return self.seconds.get(key)
+        return self.seconds[min(self.seconds, key=lambda k: (abs(k - key), k))]
+
+    def optimistic(self, key: int) -> Optional[float]:
+        """The value at `key`; between two measured keys, on the line between them; above every
+        measured key, the largest one's value; below every one, the smallest one's value in
+        proportion to the keys (None before any)."""
+        known = self.seconds
+        if key in known or not known:
+            return known.get(key)
+        below = max((k for k in known if k < key), default=None)
+        above = min((k for k in known if k > key), default=None)
+        if below is None:
+            return known[above] * key / above
+        if above is None:
+            return known[below]
+        return known[below] + (known[above] - known[below]) * (key - below) / (above - below)
+
+
+class MeasuredDraftLength:
+    """Before each round, the one window length in [1, maximum] for the batch that maximises
+    tokens(B, k) / seconds(B, k) (module docstring), worked out again every REFRESH rounds;
+    `initial` until the first round is measured. `clock`: the time source (tests pass their
+    own)."""
+
+    measures = True
+    REFRESH = 8  # rounds between two choices of the best length for a batch size
+    EXPLORE = 16  # every this many rounds, a length next to the best one
+
+    def __init__(self, initial: int, maximum: int,
+                 clock: Callable[[], float] = time.perf_counter):
+        self.initial, self.maximum = initial, maximum
+        self.clock = clock
+        self.verify = RunningSeconds()  # by rows scored
+        self.draft: Dict[int, RunningSeconds] = {}  # by batch size, then by draft steps
+        self.rest = RunningSeconds()  # the rest of a round, by batch size
+        # drafts kept, and kept + rejected (a round whose row kept fewer than it was offered
+        # rejected one), decayed so that the rate follows the text; starting at a = 0.5
+        self.kept, self.tried = 1.0, 2.0
+        self.rounds = 0
+        self._best: Dict[int, int] = {}  # batch size -> length, until the next refresh
+
+    @property
+    def alpha(self) -> float:
+        return min(self.kept / self.tried, 0.99)
+
+    def start(self, batch: int, device) -> Tensor:
+        return torch.full((batch,), self.best(batch), dtype=torch.long, device=device)
+
+    def window(self, cap: Tensor) -> Tensor:
+        batch = cap.numel()
+        if self.rounds % self.REFRESH == 0:
+            self._best.clear()
+        k = self._best.get(batch)
+        if k is None:
+            k = self._best[batch] = self.best(batch)
+        if self.rounds % self.EXPLORE == self.EXPLORE - 1:  # alternately one shorter, longer
+            step = 1 if self.rounds // self.EXPLORE % 2 else -1
+            k = min(max(k + step, 1), self.maximum)
+        return cap.new_full(cap.shape, k)
+
+    def best(self, batch: int) -> int:
+        """The window length for `batch` rows that buys the most tokens per second."""
+        rest = self.rest.nearest(batch)
+        if rest is None:
+            return self.initial
+        draft = self.draft[min(self.draft, key=lambda b: (abs(b - batch), b))]
+        a = self.alpha
+        best, best_rate = self.initial, 0.0
+        for k in range(1, self.maximum + 1):
+            seconds = self.verify.optimistic(batch * (k + 1)) + draft.optimistic(k) + rest
+            rate = (1 - a ** (k + 1)) / (1 - a) / max(seconds, 1e-9)
+            if rate > best_rate:
+                best, best_rate = k, rate
+        return best
+
+    def update(self, cap: Tensor, offered: Tensor, accepted: Tensor,
+               times: RoundTimes) -> Tensor:
+        self.kept = 0.95 * self.kept + float(accepted.sum())
+        self.tried = 0.95 * self.tried + float(accepted.sum() + (accepted < offered).sum())
+        self.rounds += 1
+        if self.rounds > 1:  # the first round of a run pays for packing weights, warming caches
+            batch = cap.numel()
+            self.verify.add(times.rows, times.verify)
+            self.draft.setdefault(batch, RunningSeconds()).add(times.steps, times.draft)
+            self.rest.add(batch, max(times.total - times.draft - times.verify, 0.0))
+        return cap

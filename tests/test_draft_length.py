@@ -1,0 +1,132 @@
+"""--adaptive-draft-len (draft_length.MeasuredDraftLength): the window length follows measured
+costs, and whatever lengths the timings pick, greedy output stays stock's token for token."""
+import collections
+import random
+
+import torch
+
+from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
+from fairseq_fast.speculative.draft_length import (FixedDraftLength, MeasuredDraftLength,
+                                                   RoundTimes, RunningSeconds)
+from model_factory import source_batch, translation_model
+from test_speculative_equality import DICT, TASK, compare
+
+
+def test_unmeasured_keys_are_priced_optimistically():
+    s = RunningSeconds()
+    assert s.optimistic(4) is None and s.nearest(4) is None
+    s.add(4, 2.0)
+    s.add(12, 6.0)
+    assert s.optimistic(4) == 2.0
+    assert s.optimistic(8) == 4.0  # between two measured keys: on the line
+    assert s.optimistic(20) == 6.0  # above all: as the largest (maybe it costs no more)
+    assert s.optimistic(2) == 1.0  # below all: in proportion (maybe it costs that little)
+    assert s.nearest(9) == 6.0 and s.nearest(7) == 2.0 and s.nearest(8) == 2.0
+
+
+def test_a_pause_does_not_price_a_key_out():
+    s = RunningSeconds(recent=5)
+    for seconds in (1.0, 1.1, 50.0, 0.9, 1.0):
+        s.add(3, seconds)
+    assert s.seconds[3] == 1.0
+    for _ in range(5):
+        s.add(3, 2.0)
+    assert s.seconds[3] == 2.0  # only the recent measurements count
+
+
+def drive(schedule, batch, verify, rounds=300, alpha=0.75, seed=0):
+    """Rounds of `batch` rows against a model machine: verify(rows) seconds for the target's
+    pass, 0.1 ms a draft step plus 0.1 ms a call, 0.5 ms for the rest of a round; each draft
+    kept with probability alpha. Returns the window lengths the schedule chose."""
+    rng = random.Random(seed)
+    cap = schedule.start(batch, "cpu")
+    chosen = []
+    for _ in range(rounds):
+        cap = schedule.window(cap)
+        k = int(cap.max())
+        chosen.append(k)
+        accepted = []
+        for _ in range(batch):
+            a = 0
+            while a < k and rng.random() < alpha:
+                a += 1
+            accepted.append(a)
+        draft = 1e-4 * (k + 1)
+        seconds = verify(batch * (k + 1))
+        times = RoundTimes(rows=batch * (k + 1), steps=k, draft=draft, verify=seconds,
+                           total=draft + seconds + 5e-4)
+        cap = schedule.update(cap, torch.full((batch,), k), torch.tensor(accepted), times)
+    return chosen
+
+
+def test_long_windows_where_a_pass_costs_the_same_whatever_its_rows():
+    """A large target at batch 1: reading the weights costs 10 ms whatever the rows."""
+    schedule = MeasuredDraftLength(initial=4, maximum=8)
+    chosen = drive(schedule, 1, lambda rows: 1e-2)
+    late = collections.Counter(chosen[-150:])
+    assert late.most_common(1)[0][0] == 8
+    assert late[7] > 0  # next to the best, now and then: kept measured
+    assert abs(schedule.alpha - 0.75) < 0.1
+
+
+def test_short_windows_where_a_pass_costs_its_rows():
+    """At batch 8 the pass is bound by arithmetic: 1 ms a row."""
+    schedule = MeasuredDraftLength(initial=4, maximum=8)
+    chosen = drive(schedule, 8, lambda rows: 1e-3 * rows)
+    assert chosen[0] == 4  # nothing measured yet
+    late = collections.Counter(chosen[-150:])
+    assert late.most_common(1)[0][0] == 1
+    assert set(late) <= {1, 2}
+
+
+def test_the_first_round_is_not_measured():
+    """It pays for packing weights and warming caches."""
+    schedule = MeasuredDraftLength(initial=3, maximum=6)
+    cap = schedule.start(2, "cpu")
+    times = RoundTimes(rows=8, steps=3, draft=9.0, verify=9.0, total=20.0)
+    schedule.update(cap, torch.tensor([3, 3]), torch.tensor([1, 3]), times)
+    assert schedule.verify.seconds == {} and schedule.rest.seconds == {}
+    assert schedule.alpha == (1 * 0.95 + 4) / (2 * 0.95 + 5)  # acceptance does count
+    schedule.update(cap, torch.tensor([3, 3]), torch.tensor([1, 3]), times)
+    assert schedule.verify.seconds == {8: 9.0} and schedule.rest.seconds == {2: 2.0}
+    assert schedule.draft[2].seconds == {3: 9.0}
+
+
+def test_fixed_length_ignores_times():
+    schedule = FixedDraftLength(5)
+    cap = schedule.start(3, "cpu")
+    assert cap.tolist() == [5, 5, 5] and schedule.window(cap[:2]).tolist() == [5, 5]
+    assert not schedule.measures
+
+
+def random_clock(seed):
+    """A clock whose every reading is a random time later: the schedule then picks lengths at
+    random, round after round."""
+    rng = random.Random(seed)
+    now = [0.0]
+
+    def clock():
+        now[0] += rng.random()
+        return now[0]
+    return clock
+
+
+def test_greedy_output_equals_stock_whatever_lengths_the_timings_pick():
+    tgt = translation_model(TASK, layers=2, seed=11, eos_bias=-1.0)
+    drf = translation_model(TASK, layers=1, dim=8, seed=12, dtype=torch.float32)
+    lengths = collections.Counter()
+    for seed in range(4):
+        sample = source_batch(DICT, [7, 3, 9, 1, 5], seed=seed)
+        gen = dict(draft_len=3, adaptive=True, max_len_b=14, min_len=1, unk_penalty=0.0,
+                   ngram=0)
+
+        def build(target, draft, gen, kw):
+            spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=3,
+                                                adaptive_draft_len=True, **kw)
+            spec.schedule.clock = random_clock(seed)
+            spec.schedule.REFRESH, spec.schedule.EXPLORE = 1, 3  # a new pick every round
+            window = spec.schedule.window
+            spec.schedule.window = lambda cap: lengths.update([int((c := window(cap)).max())]) or c
+            return spec
+        compare(tgt, drf, sample, None, gen, build=build)
+    assert len(lengths) >= 4  # the timings did move the window between rounds
