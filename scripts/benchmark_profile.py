@@ -191,8 +191,9 @@ class PerfRecording:
 
 
 # -- the run ----------------------------------------------------------------------------------
-# the engines by a short name: benchmark_scale.py's batch-1 greedy ones, BiLD aside
-ENGINES = dict(zip(("stock", "default", "speculative", "big"), scale.FAIRSEQ[:4]))
+# the engines by a short name: benchmark_scale.py's batch-1 greedy ones with a fixed draft length
+ENGINES = {"stock": "stock fairseq", "default": scale.DEFAULT, "speculative": scale.SPECULATIVE,
+           "big": scale.BIG}
 
 
 def profile(args):

@@ -28,9 +28,10 @@ sentences finish.
 A length the run has not measured yet is priced optimistically (RunningSeconds.optimistic: a row
 count below every measured one at the smallest one's cost in proportion to the rows, one above
 every measured one at the largest one's cost, one in between on the line between its
-neighbours), so a length that looks best is tried, and from then on priced by its measurements. Every EXPLORE-th round runs a length next to the
-best one instead, so that the lengths around it stay measured as the text and the machine change
-(a length priced too high once would otherwise never be tried again).
+neighbours), so a length that looks best is tried, and from then on priced by its measurements.
+Every EXPLORE-th round runs a length next to the best one instead, so that the lengths around it
+stay measured as the text and the machine change (a length priced too high once would otherwise
+never be tried again).
 
 Greedy output is the target's whatever the lengths. Sampling keeps the target's distribution (a
 length is chosen before the round's drafts exist), but its random draws follow the lengths, which
