@@ -61,7 +61,7 @@ class ConfidenceStop:
 
     discards_last = False
 
-    def stop(self, prob, product):
+    def stop(self, prob):
         return prob < 0.4
 
 

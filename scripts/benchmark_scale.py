@@ -265,8 +265,9 @@ SPECULATIVE, BIG = "fairseq_fast speculative", "fairseq_fast speculative, big dr
 # the same drafts with --adaptive-draft-len (the window length from measured costs)
 SPEC_ADAPTIVE, BIG_ADAPTIVE = SPECULATIVE + ", adaptive", BIG + ", adaptive"
 ADAPTIVE_OF = {SPEC_ADAPTIVE: SPECULATIVE, BIG_ADAPTIVE: BIG}
+SPECULATIVE_ENGINES = (SPECULATIVE, BIG, *ADAPTIVE_OF)
 DEFAULT = "fairseq_fast default"
-FAIRSEQ = ["stock fairseq", "fairseq_fast default", SPECULATIVE, SPEC_ADAPTIVE, BIG, BIG_ADAPTIVE,
+FAIRSEQ = ["stock fairseq", DEFAULT, SPECULATIVE, SPEC_ADAPTIVE, BIG, BIG_ADAPTIVE,
            "fairseq_fast BiLD"]
 ENGINES = FAIRSEQ + ["CTranslate2 float32", "CTranslate2 int8"]
 # the JSON key of each speculative engine's figures (alpha, c, bound) in a row
@@ -313,7 +314,7 @@ def build_generator(engine, task, target, cfg, draft, vocab, beam, draft_len):
         return stock_generator(task, target, gen_cfg)
     if engine == "fairseq_fast default":
         return task.build_generator([target], gen_cfg)
-    if engine in (SPECULATIVE, BIG, SPEC_ADAPTIVE, BIG_ADAPTIVE):
+    if engine in SPECULATIVE_ENGINES:
         return SpeculativeSequenceGenerator([target], task.target_dictionary, draft_model=draft,
                                             draft_len=draft_len, draft_vocab=vocab,
                                             adaptive_draft_len=engine in ADAPTIVE_OF)
@@ -341,7 +342,7 @@ def rss_probe_main(job_path):
     draft = vocab = None
     if job["draft"]:
         draft = load_draft(task, job["draft"], target)
-    if job["engine"] in (SPECULATIVE, BIG, SPEC_ADAPTIVE, BIG_ADAPTIVE):
+    if job["engine"] in SPECULATIVE_ENGINES:
         vocab = shortlist(task.target_dictionary, job["draft_vocab"], job["counts"])
     generator = build_generator(job["engine"], task, target, cfg, draft, vocab, job["beam"],
                                 job["draft_len"])

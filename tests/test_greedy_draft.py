@@ -132,7 +132,7 @@ def test_rounds_python_must_see_take_the_python_steps():
     class Never:
         discards_last = False
 
-        def stop(self, prob, product):
+        def stop(self, prob):
             return torch.zeros_like(prob, dtype=torch.bool)
 
     with torch.no_grad():

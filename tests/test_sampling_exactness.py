@@ -149,7 +149,7 @@ def test_confidence_stopped_windows_keep_the_target_distribution(pair):
     class UnlikelyDraft:  # a stop rule that fires on some draws, not others
         discards_last = False
 
-        def stop(self, prob, product):
+        def stop(self, prob):
             return prob < 0.2
 
     # windows of 2, shortened only by the stop rule

@@ -94,6 +94,11 @@ class FixedDraftLength:
         return cap
 
 
+def nearest_key(keys, key: int) -> int:
+    """The key of `keys` (not empty) nearest to `key`, the smaller on a tie."""
+    return min(keys, key=lambda k: (abs(k - key), k))
+
+
 class RunningSeconds:
     """Seconds by a whole number (a row count, a batch size): per key, the median of its last
     `recent` measurements (a median, so that a pause of the machine does not price a key out
@@ -113,7 +118,7 @@ class RunningSeconds:
         """The value at `key`, else at the nearest key measured (None before any)."""
         if key in self.seconds or not self.seconds:
             return self.seconds.get(key)
-        return self.seconds[min(self.seconds, key=lambda k: (abs(k - key), k))]
+        return self.seconds[nearest_key(self.seconds, key)]
 
     def optimistic(self, key: int) -> Optional[float]:
         """The value at `key`; between two measured keys, on the line between them; above every
@@ -178,7 +183,7 @@ class MeasuredDraftLength:
         rest = self.rest.nearest(batch)
         if rest is None:
             return self.initial
-        draft = self.draft[min(self.draft, key=lambda b: (abs(b - batch), b))]
+        draft = self.draft[nearest_key(self.draft, batch)]
         a = self.alpha
         best, best_rate = self.initial, 0.0
         for k in range(1, self.maximum + 1):
@@ -190,12 +195,15 @@ class MeasuredDraftLength:
 
     def update(self, cap: Tensor, offered: Tensor, accepted: Tensor,
                times: RoundTimes) -> Tensor:
-        self.kept = 0.95 * self.kept + float(accepted.sum())
-        self.tried = 0.95 * self.tried + float(accepted.sum() + (accepted < offered).sum())
+        kept, rejected = (float(n) for n in (accepted.sum(), (accepted < offered).sum()))
+        self.kept = 0.95 * self.kept + kept
+        self.tried = 0.95 * self.tried + kept + rejected
         self.rounds += 1
         if self.rounds > 1:  # the first round of a run pays for packing weights, warming caches
             batch = cap.numel()
             self.verify.add(times.rows, times.verify)
-            self.draft.setdefault(batch, RunningSeconds()).add(times.steps, times.draft)
+            if batch not in self.draft:
+                self.draft[batch] = RunningSeconds()
+            self.draft[batch].add(times.steps, times.draft)
             self.rest.add(batch, max(times.total - times.draft - times.verify, 0.0))
         return cap

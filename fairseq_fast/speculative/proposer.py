@@ -102,7 +102,6 @@ class DraftModelProposer:
             return drafts[:, :int(drafted.max())], None, drafted
         drafts, qs = [], []
         last = unread - 1  # which fed position predicts the next token
-        product = torch.ones(bsz, dtype=torch.float64, device=tokens.device)
         drafted = torch.full((bsz,), k, dtype=torch.long, device=tokens.device)
         running = torch.ones(bsz, dtype=torch.bool, device=tokens.device)
         ended = None  # without a stop rule: rows that proposed EOS so far
@@ -138,8 +137,7 @@ class DraftModelProposer:
                 if bool(ended.all()):
                     break
                 continue
-            product = product * prob.double()
-            halted = stop.stop(prob, product) & running
+            halted = stop.stop(prob) & running
             drafted = torch.where(halted, drafted.new_tensor(j + 1 - withdraw), drafted)
             ends = ends & ~halted
             running = running & ~halted
@@ -150,7 +148,7 @@ class DraftModelProposer:
         if stop is None:
             drafted = self._cut_at_eos(torch.stack(drafts, dim=1))
         elif stop.discards_last:  # the last step's token may be withdrawn too
-            halted = stop.stop(prob, product * prob.double()) & running
+            halted = stop.stop(prob) & running
             drafted = torch.where(halted, drafted - 1, drafted)
         self.last_steps = len(drafts)
         width = int(drafted.max())

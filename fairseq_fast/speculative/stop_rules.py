@@ -11,13 +11,13 @@ from torch import Tensor
 
 class StopRule(Protocol):
     """Ends a row's window early. `stop` sees, per row, the draft's probability of the token it
-    just proposed and the product of those over the window so far, and returns [B] bool.
+    just proposed, and returns [B] bool.
     `discards_last`: False, the token just proposed is still offered; True, it is withdrawn and
     the target writes that position itself."""
 
     discards_last: bool
 
-    def stop(self, prob: Tensor, product: Tensor) -> Tensor: ...
+    def stop(self, prob: Tensor) -> Tensor: ...
 
 
 class FallbackPolicy:
@@ -31,7 +31,7 @@ class FallbackPolicy:
     def __init__(self, threshold: float):
         self.threshold = threshold
 
-    def stop(self, prob: Tensor, product: Tensor) -> Tensor:
+    def stop(self, prob: Tensor) -> Tensor:
         if self.threshold >= 1.0:
             return torch.ones_like(prob, dtype=torch.bool)
         return prob < self.threshold
