@@ -277,6 +277,42 @@ def test_float32_generation_with_packed_linears_equals_stock(seed):
     assert not off.model.lean[0].linear.enabled
 
 
+@needs_kernel
+def test_generators_on_one_model_share_packed_weights(monkeypatch):
+    """A generator built again on the same model (the hub builds one per translate() call)
+    packs no weight again and decodes the same; a weight changed in place in between is packed
+    again, so the next generator decodes the changed model, as stock does."""
+    target = translation_model(TASK, layers=2, dim=256, heads=4, ffn=1024, seed=0,
+                               dtype=torch.float32)
+    draft = translation_model(TASK, layers=1, dim=128, heads=2, ffn=1024, seed=100,
+                              dtype=torch.float32)
+    sample = source_batch(DICT, [7, 5, 9, 3, 6, 8], seed=0)
+    packs = []
+    pack = small_gemm.pack
+    monkeypatch.setattr(small_gemm, "pack", lambda w, *a, **k: packs.append(w) or pack(w, *a, **k))
+
+    def spec():
+        return SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=4,
+                                            max_len_b=20)
+
+    def beam():
+        return FastSequenceGenerator([target], DICT, fast=FastDefaults(), beam_size=5,
+                                     max_len_b=20)
+
+    first = [_hypos(make(), target, sample) for make in (spec, beam)]
+    packed = len(packs)
+    assert packed > 0
+    assert [_hypos(make(), target, sample) for make in (spec, beam)] == first
+    assert len(packs) == packed  # nothing packed again
+    with torch.no_grad():
+        target.decoder.layers[1].fc2.weight.mul_(-1.0)
+    changed = _hypos(spec(), target, sample)
+    assert len(packs) == packed + 1  # that weight alone
+    assert changed != first[0]
+    _same(changed, _hypos(SequenceGenerator([target], DICT, beam_size=1, max_len_b=20), target,
+                          sample))
+
+
 def test_kernel_that_cannot_be_built_is_a_warning_and_packed_linear_falls_back(tmp_path):
     """No C compiler: one warning, no kernel, calls take oneDNN / F.linear (and
     attention torch's ops)."""

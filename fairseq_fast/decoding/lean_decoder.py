@@ -31,7 +31,7 @@ from fairseq_fast.errors import UserError
 from fairseq_fast.decoding.fused_decoder import FusedDecoder
 from fairseq_fast.decoding.fused_layer import FusedLayers
 from fairseq_fast.decoding.model_gate import all_layers, decoder_refusal
-from fairseq_fast.kernels.packed_linear import PackedLinear
+from fairseq_fast.kernels import packed_linear
 
 
 def check_supported(decoder: nn.Module) -> None:
@@ -97,7 +97,7 @@ class LeanDecoder:
                             "has an adaptive softmax)")
         self.decoder = decoder
         self.vocab = vocab
-        self.linear = PackedLinear(enabled=packed)
+        self.linear = packed_linear.of(decoder, enabled=packed)  # one per decoder, shared
         self.fused_attention = packed  # cpu_attention.py where usable (float32 on CPU)
         self.layers = all_layers(decoder.layers)
         # whole layers in one C call (fused_layer.py) where every layer is of the plain kind

@@ -1,6 +1,7 @@
 """Linear layers for decoder steps: the small-matrix kernel or oneDNN, weights packed once.
 
     linear = PackedLinear()                   # one per decoder: it caches that decoder's weights
+    linear = packed_linear.of(decoder)        # the one every generator on `decoder` shares
     y = linear(x, weight, bias)               # = F.linear(x, weight, bias) up to float32 rounding
 
 torch's F.linear sends float32 CPU matmuls to MKL's sgemm, which for the few rows of a decoder
@@ -29,6 +30,7 @@ on F.linear). A weight changed in place or replaced (`.data =`, `.to()`) is pack
 next use.
 """
 import logging
+import weakref
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -44,6 +46,8 @@ KERNEL_MAX_ROWS = 160  # rows up to which it was measured at least as fast as on
 MIN_WEIGHT = 1 << 17  # weight elements from which oneDNN is faster (with 2+ rows)
 WIDE = 2048  # output features from which one row is already faster on oneDNN
 _ONEDNN = None  # whether torch's oneDNN linear ops are there (checked once)
+# module -> {enabled: PackedLinear}: see of()
+_SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def onednn_available() -> bool:
@@ -193,3 +197,16 @@ class PackedLinear:
             entry = (parts, weight, bias)
             self._stacked[key] = entry
         return entry[1], entry[2]
+
+
+def of(module: torch.nn.Module, enabled: bool = True) -> PackedLinear:
+    """The PackedLinear of `module` (a decoder; its model's encoder packs into the same one),
+    one per module and `enabled` for as long as the module lives: every generator built on the
+    same model shares its packed weights. The hub builds a new generator for each translate()
+    call; with one PackedLinear per generator, each call would pack the weights again (about
+    0.9 s of a transformer-big-sized model's call)."""
+    per_module = _SHARED.setdefault(module, {})
+    linear = per_module.get(enabled)
+    if linear is None:
+        linear = per_module[enabled] = PackedLinear(enabled=enabled)
+    return linear
