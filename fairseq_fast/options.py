@@ -36,11 +36,12 @@ class FastGenerationConfig(FairseqDataclass):
                 "a longer draft mostly adds draft steps that are thrown away"})
     adaptive_draft_len: bool = field(default=False, metadata={
         "help": "before each pass, the draft length (1 to 2 x --draft-len) that buys the most "
-                "tokens per second for the batch, priced from this run's measured acceptance "
-                "rate and times of the target's passes and the draft's steps: long where a pass "
-                "costs about the same whatever its width (a large model at batch 1), short "
-                "where it costs its rows (larger batches). Greedy output unchanged; --sampling "
-                "keeps its distribution, but a fixed --seed no longer reproduces the samples"})
+                "tokens per second for the batch, priced from the acceptance rate and times of "
+                "the target's passes and the draft's steps measured in this process (hub calls "
+                "included): long where a pass costs about the same whatever its width (a large "
+                "model at batch 1), short where it costs its rows (larger batches). Greedy "
+                "output unchanged; --sampling keeps its distribution, but a fixed --seed no "
+                "longer reproduces the samples"})
     draft_vocab: int = field(default=0, metadata={
         "help": "--generator speculative: the draft scores only the N most frequent target "
                 "tokens (a smaller output projection per draft step; FR-Spec). Output is "

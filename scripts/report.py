@@ -20,6 +20,8 @@ its own process, each writing its JSON into --out:
                                         each in its own process
     scale        benchmark_scale.py     the demo target widened x1/x2/x4: every engine, step time,
                                         GB/s against the measured memory bandwidth, peak RSS
+    hub          benchmark_hub.py       the hub, one sentence per translate() call: stock vs the
+                                        default and speculative generators, demo and x4
     profile      benchmark_profile.py   where batch-1 greedy time goes on the x4 target (perf
                                         samples): matmul, attention, OpenMP waits, Python, idle
     distributed  benchmark_distributed.py  one job on 1 and 2 processes (torchrun); the scaling
@@ -83,6 +85,8 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentence
                                           "--identical-sentences", "48"],
           ["--sentences", "3", "--batch-sentences", "16", "--identical-sentences", "16",
            "--repeats", "1"]),
+         ("hub", "benchmark_hub.py", ["--sentences", "20"],
+          ["--sentences", "4", "--repeats", "1", "--factors", "1"]),
          ("profile", "benchmark_profile.py", ["--sentences", "20"],
           ["--sentences", "3", "--repeats", "1"]),
          ("distributed", "benchmark_distributed.py", ["--sentences", "400"],

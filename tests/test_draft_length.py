@@ -123,10 +123,30 @@ def test_greedy_output_equals_stock_whatever_lengths_the_timings_pick():
         def build(target, draft, gen, kw):
             spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=3,
                                                 adaptive_draft_len=True, **kw)
-            spec.schedule.clock = random_clock(seed)
+            # a schedule of its own (the generators of one pair share theirs)
+            spec.schedule = MeasuredDraftLength(3, 6, clock=random_clock(seed))
             spec.schedule.REFRESH, spec.schedule.EXPLORE = 1, 3  # a new pick every round
             window = spec.schedule.window
             spec.schedule.window = lambda cap: lengths.update([int((c := window(cap)).max())]) or c
             return spec
         compare(tgt, drf, sample, None, gen, build=build)
     assert len(lengths) >= 4  # the timings did move the window between rounds
+
+
+def test_generators_of_one_pair_share_what_they_measured():
+    """The hub builds a generator per translate() call: the next generator of the same target
+    and draft starts from the length the last one's measurements favour, not from --draft-len
+    again; another setting (sampling) measures on its own."""
+    tgt = translation_model(TASK, layers=2, seed=21, eos_bias=-1.0)
+    drf = translation_model(TASK, layers=1, dim=8, seed=22)
+
+    def build(**kw):
+        return SpeculativeSequenceGenerator([tgt], DICT, draft_model=drf, draft_len=3,
+                                            adaptive_draft_len=True, max_len_b=14, **kw)
+
+    first = build()
+    assert first.schedule.start(1, "cpu").tolist() == [3]  # nothing measured yet
+    first.generate([tgt], source_batch(DICT, [7, 3, 9, 1, 5], seed=0))  # runs, measures
+    drive(first.schedule, 1, lambda rows: 1e-2)  # then a large target's rounds at batch 1
+    assert build().schedule.start(1, "cpu").tolist() == [6]  # the longest: it costs no more
+    assert build(sampling=True).schedule.start(1, "cpu").tolist() == [3]

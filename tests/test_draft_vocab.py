@@ -4,6 +4,8 @@ Greedy equality with shortlists is part of test_speculative_equality's hypothesi
 sampling exactness of test_sampling_exactness; here: the ranking, the shortlisted logits, and
 that the draft really proposes nothing outside the shortlist.
 """
+import os
+
 import pytest
 import torch
 
@@ -31,6 +33,28 @@ def test_counts_rank_the_shortlist_and_specials_always_stay(tmp_path):
                                                         ("w7", "w2", "w9", "w5")])
     # without a counts file: the dictionary's own order
     assert shortlist(DICT, DICT.nspecial + 2).tolist() == list(range(DICT.nspecial + 2))
+
+
+def test_counts_file_is_read_once_until_it_changes(tmp_path, monkeypatch):
+    """The hub builds a shortlist per translate() call: a counts file is read once per
+    dictionary, and read again when it changes on disk, or for another dictionary."""
+    from fairseq_fast.speculative import draft_vocab
+
+    reads = []
+    read = draft_vocab._read_counts
+    monkeypatch.setattr(draft_vocab, "_read_counts", lambda p, d: reads.append(p) or read(p, d))
+    path = tmp_path / "counts.txt"
+    write(path, "w7 100\nw2 50\n")
+    n = DICT.nspecial + 1
+    assert DICT.index("w7") in shortlist(DICT, n, str(path)).tolist()
+    assert DICT.index("w7") in shortlist(DICT, n, str(path)).tolist()
+    assert len(reads) == 1
+    write(path, "w3 1000\nw2 50\n")
+    os.utime(path, ns=(0, os.stat(path).st_mtime_ns + 10**9))
+    assert DICT.index("w3") in shortlist(DICT, n, str(path)).tolist()
+    assert len(reads) == 2
+    shortlist(make_dictionary(10), n, str(path))
+    assert len(reads) == 3
 
 
 def test_whole_vocabulary_means_no_shortlist():

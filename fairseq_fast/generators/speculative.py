@@ -32,8 +32,7 @@ from fairseq_fast.options import check_draft_generator
 from fairseq_fast.speculative.acceptance import (AcceptanceRule, GreedyAcceptance,
                                                  RejectionSampling)
 from fairseq_fast.speculative.commit import commit
-from fairseq_fast.speculative.draft_length import (FixedDraftLength, MeasuredDraftLength,
-                                                   RoundTimes)
+from fairseq_fast.speculative.draft_length import FixedDraftLength, RoundTimes, measured
 from fairseq_fast.speculative.proposer import DraftModelProposer
 from fairseq_fast.speculative.stats import SpecStats
 from fairseq_fast.speculative.stop_rules import StopRule
@@ -47,7 +46,8 @@ class SpeculativeSequenceGenerator(nn.Module):
         stats       the counters (stats.SpecStats)
     The window caps come from a schedule (draft_length.py): draft_len fixed, or with
     adaptive_draft_len=True the length that buys the most tokens per second as measured, between
-    1 and 2 x draft_len."""
+    1 and 2 x draft_len (measured across the generators of the same models and settings:
+    draft_length.measured)."""
 
     def __init__(self, models, tgt_dict, draft_model, draft_len: int = 4,
                  adaptive_draft_len: bool = False, beam_size: int = 1, max_len_a: float = 0,
@@ -75,8 +75,12 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.tgt_dict = tgt_dict
         self.pad, self.unk = tgt_dict.pad(), tgt_dict.unk()
         self.eos = tgt_dict.eos() if eos is None else eos
-        self.schedule = (MeasuredDraftLength(draft_len, 2 * draft_len) if adaptive_draft_len
-                         else FixedDraftLength(draft_len))
+        self.schedule = FixedDraftLength(draft_len)
+        if adaptive_draft_len:  # one per model pair and setting, shared by its generators
+            param = next(self.model.parameters())
+            setting = (param.dtype, param.device, sampling, packed_linear, type(stop_rule),
+                       None if draft_vocab is None else tuple(draft_vocab.tolist()))
+            self.schedule = measured(self.model, draft_model, draft_len, 2 * draft_len, setting)
         self.stop_rule = stop_rule
         self.max_len_a, self.max_len_b = max_len_a, max_len_b
         self.max_len = max_len or self.model.max_decoder_positions()

@@ -33,15 +33,20 @@ Every EXPLORE-th round runs a length next to the best one instead, so that the l
 stay measured as the text and the machine change (a length priced too high once would otherwise
 never be tried again).
 
+The generators of one target and draft pair at the same settings share one MeasuredDraftLength
+(`measured`) for as long as both models live: the hub builds a generator per translate() call,
+and a schedule starting over each call would never get past its first guess.
+
 Greedy output is the target's whatever the lengths. Sampling keeps the target's distribution (a
 length is chosen before the round's drafts exist), but its random draws follow the lengths, which
 follow the timings: with this schedule a fixed seed no longer reproduces the same samples.
 """
 import statistics
 import time
+import weakref
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Deque, Dict, Optional, Protocol
+from typing import Callable, Deque, Dict, Hashable, Optional, Protocol
 
 import torch
 from torch import Tensor
@@ -207,3 +212,19 @@ class MeasuredDraftLength:
             self.draft[batch].add(times.steps, times.draft)
             self.rest.add(batch, max(times.total - times.draft - times.verify, 0.0))
         return cap
+
+
+# target model -> draft model -> {(initial, maximum, setting): MeasuredDraftLength}
+_MEASURED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def measured(target, draft, initial: int, maximum: int,
+             setting: Hashable = None) -> MeasuredDraftLength:
+    """The MeasuredDraftLength that every generator of `target` with `draft` at these lengths
+    and `setting` (whatever else changes the costs or the acceptance rate) shares, made on the
+    first call; kept while both models live."""
+    per_draft = _MEASURED.setdefault(target, weakref.WeakKeyDictionary()).setdefault(draft, {})
+    key = (initial, maximum, setting)
+    if key not in per_draft:
+        per_draft[key] = MeasuredDraftLength(initial, maximum)
+    return per_draft[key]

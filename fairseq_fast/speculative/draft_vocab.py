@@ -17,7 +17,8 @@ with a joined source/target dictionary that order counts the source language too
 dictionary's special symbols (BOS, pad, EOS, unk) are always in the shortlist.
 """
 import os
-from typing import Optional
+import weakref
+from typing import Dict, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -52,12 +53,36 @@ def _read_counts(path: str, tgt_dict) -> Tensor:
     return counts
 
 
+# id(dictionary) -> (a weak reference to it, {(path, mtime, size, symbols): counts}): see _counts
+_counts_cache: Dict[int, Tuple[weakref.ref, Dict[tuple, Tensor]]] = {}
+
+
+def _counts(path: str, tgt_dict) -> Tensor:
+    """_read_counts, kept per dictionary and file (as it is on disk: path, modification time,
+    size): the hub builds a generator, so a shortlist, per translate() call, and reading a
+    counts file costs more than decoding a sentence with the demo pair."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return _read_counts(path, tgt_dict)  # the one-line error
+    for key in [k for k, (ref, _) in _counts_cache.items() if ref() is None]:
+        del _counts_cache[key]  # dictionaries gone
+    ref, per_dict = _counts_cache.get(id(tgt_dict), (None, None))
+    if ref is None or ref() is not tgt_dict:
+        per_dict = {}
+        _counts_cache[id(tgt_dict)] = (weakref.ref(tgt_dict), per_dict)
+    key = (os.path.abspath(path), stat.st_mtime_ns, stat.st_size, len(tgt_dict))
+    if key not in per_dict:
+        per_dict[key] = _read_counts(path, tgt_dict)
+    return per_dict[key]
+
+
 def shortlist(tgt_dict, n: int, counts_path: Optional[str] = None) -> Optional[Tensor]:
     """Indices (sorted) of the n target tokens the draft scores, or None for all of them."""
     if n < 0:
         raise UserError(f"--draft-vocab must be >= 0 (got {n})")
     # a counts file is read (and its errors reported) even when n leaves it unused
-    counts = None if counts_path is None else _read_counts(counts_path, tgt_dict)
+    counts = None if counts_path is None else _counts(counts_path, tgt_dict)
     size = len(tgt_dict)
     if n == 0 or n >= size:
         return None

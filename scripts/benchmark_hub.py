@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""The hub interface, one sentence per translate() call: stock fairseq against the plugin.
+
+    python scripts/benchmark_hub.py [--sentences 20] [--repeats 3] [--factors 1,4]
+                                    [--threads N] [--json work/benchmark_hub.json]
+
+What a service built on `TransformerModel.from_pretrained(...).translate(sentence)` sees. Each
+call encodes the sentence with sentencepiece, builds a generator (fairseq's hub builds one per
+call, so whatever a generator sets up is paid per call), decodes, and decodes the text again.
+For the demo target and the demo target widened F times (benchmark_scale.widened_target; x4 is
+transformer-big's shape), in one process, one hub per target, with the engines
+
+    stock fairseq                 translate(s, beam=1, no_fast_cache=True, no_fast_ngram=True):
+                                  fairseq's own generator (the plugin's decoding switched off)
+    fairseq_fast default          translate(s, beam=1)
+    fairseq_fast speculative      + generator="speculative", draft_path=draft.pt, draft_len=4,
+                                  draft_vocab=1536 (as `make demo` runs it)
+    ..., adaptive                 + adaptive_draft_len=True
+
+side by side: each engine translates every sentence once untimed, then in each repeat every
+engine translates the same --sentences test sentences, one call each, the engines alternating
+and their order rotating between repeats. Per engine: the median over repeats of the total, as
+sentences per second and ms per call, x stock, and the share of translations identical to
+stock's.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
+
+import demo  # noqa: E402
+
+STOCK = "stock fairseq"
+
+
+def engines():
+    """{engine: translate() keyword arguments}."""
+    spec = dict(beam=1, generator="speculative", draft_path=os.path.join(demo.EXAMPLE, "draft.pt"),
+                draft_len=4, draft_vocab=1536, draft_vocab_counts=demo.COUNTS)
+    return {STOCK: dict(beam=1, no_fast_cache=True, no_fast_ngram=True),
+            "fairseq_fast default": dict(beam=1),
+            "fairseq_fast speculative": spec,
+            "fairseq_fast speculative, adaptive": dict(spec, adaptive_draft_len=True)}
+
+
+def load_hub(checkpoint):
+    import fairseq_fast
+    from fairseq.models.transformer import TransformerModel
+
+    return TransformerModel.from_pretrained(
+        demo.EXAMPLE, checkpoint, ".", user_dir=fairseq_fast.user_dir(), bpe="sentencepiece",
+        sentencepiece_model=os.path.join(demo.EXAMPLE, "spm.model")).eval()
+
+
+def run_target(factor, sentences, repeats):
+    """The engines' figures on the demo target widened `factor` times."""
+    from benchmark_scale import widened_target
+
+    checkpoint = widened_target(factor, os.path.join(demo.EXAMPLE, "target.pt"))
+    hub = load_hub(checkpoint)
+    settings = engines()
+    names = list(settings)
+    for name in names:  # untimed: loads the draft, builds the kernels, warms caches
+        for s in sentences:
+            hub.translate(s, **settings[name])
+    runs = {name: [] for name in names}
+    outputs = {}
+    for r in range(repeats):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            t0 = time.perf_counter()
+            outputs[name] = [hub.translate(s, **settings[name]) for s in sentences]
+            runs[name].append(time.perf_counter() - t0)
+            print(f"[hub] x{factor} {name}: {runs[name][-1]:.2f} s", flush=True)
+    parameters = sum(p.numel() for p in hub.models[0].parameters())
+    stock = statistics.median(runs[STOCK])
+    rows = []
+    for name in names:
+        seconds = statistics.median(runs[name])
+        rows.append({"engine": name, "seconds": runs[name],
+                     "sent_per_s": len(sentences) / seconds,
+                     "ms_per_call": 1e3 * seconds / len(sentences),
+                     "x_stock": stock / seconds,
+                     "identical": sum(a == b for a, b in zip(outputs[name], outputs[STOCK]))
+                     / len(sentences)})
+    return {"factor": factor, "parameters": parameters, "engines": rows}
+
+
+def print_table(report):
+    print(f"one sentence per translate() call, greedy, {report['sentences']} test sentences, "
+          f"{report['threads']} threads, repeats {report['repeats']} (medians)\n")
+    print("| target | engine | sentences/s | ms per call | x stock | identical to stock |")
+    print("|---|---|---|---|---|---|")
+    for target in report["targets"]:
+        label = f"x{target['factor']} ({target['parameters'] / 1e6:.1f}M)"
+        for row in target["engines"]:
+            print(f"| {label} | {row['engine']} | {row['sent_per_s']:.2f} | "
+                  f"{row['ms_per_call']:.1f} | {row['x_stock']:.2f}x | "
+                  f"{100 * row['identical']:.0f}% |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sentences", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--factors", default="1,4",
+                    help="comma-separated widening factors of the demo target (1: as it is)")
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_hub.json"))
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    with open(os.path.join(demo.EXAMPLE, "test.es")) as f:
+        sentences = [line.strip() for line in f if line.strip()][:args.sentences]
+    report = {"sentences": len(sentences), "repeats": args.repeats, "threads": args.threads,
+              "targets": [run_target(int(f), sentences, args.repeats)
+                          for f in args.factors.split(",")]}
+    print_table(report)
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
