@@ -539,11 +539,25 @@ def headline(report):
         f", its fastest of {'/'.join(map(str, tried))}" if len(tried) > 1 else "")
     lines += ["", f"Against CTranslate2 ({ct2}), greedy, batch "
                   f"1, each engine in its own process: speculative `fairseq-generate` runs at "
-                  f"{latency['ratio']:.2f}x CTranslate2's sentences/s.", "",
+                  f"{latency['ratio']:.2f}x CTranslate2's sentences/s.{_hub_sentence(report)}",
+              "",
               f"Float32 on CPU ({threads} threads), the demo pair in `user_dir_examples/`. The "
               f"machine, the versions and every table: "
               f"[docs/benchmarks.md](docs/benchmarks.md)."]
     return "\n".join(lines)
+
+
+def _hub_sentence(report):
+    """" Through the hub ...": the hub benchmark's largest target, when the run has it."""
+    hub = report.get("hub")
+    if not hub or not hub.get("targets"):
+        return ""
+    target = max(hub["targets"], key=lambda t: t["factor"])
+    x = {row["engine"]: row["x_stock"] for row in target["engines"]}
+    return (f" Through the hub, one sentence per `translate()` call, on the demo target widened "
+            f"x{target['factor']} ({target['parameters'] / 1e6:.0f}M parameters): default "
+            f"{x['fairseq_fast default']:.2f}x, speculative "
+            f"{x['fairseq_fast speculative']:.2f}x stock.")
 
 
 def update_readme(report, envs, readme=README):
