@@ -47,8 +47,11 @@ run, reset before it through /proc/self/clear_refs, is in the JSON as process_pe
 The physical limit: a STREAM-like triad a = b + s c (and a plain read, sum(b)) over float32 arrays
 of --stream-mib each (default 1 GiB, several times a server CPU's L3; the L3 size read from sysfs
 is printed beside) with torch's threads, in a process of its own, before each factor and at the
-end, best of 5 each time; beside it, per F, a read over one array the size of the float32
-weights a step reads (which may fit in a large L3, unlike the triad's arrays).
+end, best of 5 each time; and at batch 1 greedy, just before each timed run of the default
+generator (best of 3): on a shared machine the bandwidth a process gets moves by tens of
+percent within minutes, so a run is set against what the machine gave at that moment. Beside
+it, per F, a read over one array the size of the float32 weights a step reads (which may fit in
+a large L3, unlike the triad's arrays).
 
 For a batch-1 greedy run a decoder step reads the decoder's weights once: every layer's
 self-attention (q, k, v, out), the cross-attention's q and out projections (its k and v are
@@ -61,9 +64,11 @@ smallest values into float16's subnormal range, where their low bits do not fit)
 
 ms/token = seconds / tokens written: at batch 1 the step time of the engines that write one
 token per step, the encoder and everything around the steps included. GB/s = weight bytes per
-step / that time, against the triad's bandwidth (speculative decoding and BiLD write several
-tokens per pass over the target's weights, so theirs can exceed it). The lean decoder's own step
-(benchmark.step_costs: one token at position ~20, batch 1, median of 50) is given too.
+step / that time. % of triad: each of the default's runs against the triad measured just
+before it (the median of those shares), every other engine against those triads' median
+(speculative decoding and BiLD write several tokens per pass over the target's weights, so
+theirs can exceed 100%). The lean decoder's own step (benchmark.step_costs: one token at
+position ~20, batch 1, median of 50) is given too, against the best triad of the run.
 
 Speculative decoding, in the terms of Leviathan et al.: alpha, the acceptance rate; gamma, the
 draft length; c, the draft's step time over the target's verify-pass time as measured inside the
@@ -380,6 +385,17 @@ def fairseq_engine(generator, model, samples, tgt_dict):
     return run
 
 
+def paired_triad(run, args, triads):
+    """`run` (an engine) with the triad measured just before each timed run (into `triads`): the
+    bandwidth the machine gave at that moment, for the run's share of it (a shared machine's
+    bandwidth moves by tens of percent within minutes)."""
+    def paired(warm_up=False):
+        if not warm_up:
+            triads.append(bandwidth(args.stream_mib, args.threads, repeats=3)[0])
+        return run(warm_up)
+    return paired
+
+
 def ct2_engine(model_dir, compute_type, sources, ids, beam, batch_size, threads, folder):
     """run() -> ({id: target pieces}, seconds, tokens written, peak RSS MiB), in a process of
     its own"""
@@ -564,6 +580,9 @@ def run_scale(factor, args, folder, reference):
                 for t in args.ct2_threads:
                     engines[f"CTranslate2 {compute_type}@{t}"] = ct2_engine(
                         ct2_dir, compute_type, sources, ids, beam, bsz, t, folder)
+        triads = []  # batch-1 greedy: a triad just before each timed run of the default
+        if beam == 1 and bsz == 1:
+            engines[DEFAULT] = paired_triad(engines[DEFAULT], args, triads)
         figures, outputs = measure(engines, args.repeats, n)
         if ct2_dir:
             import ctranslate2_baseline as ct2
@@ -592,10 +611,16 @@ def run_scale(factor, args, folder, reference):
                 figures[e]["alpha"] = stats.alpha
                 figures[e]["mean_draft_len"] = stats.draft_calls / max(stats.target_calls, 1)
         if beam == 1 and bsz == 1:
+            row["triad_gbs"] = triads
             for e, f in figures.items():
                 kind = ("_int8" if "int8" in e else "_plugin" if e.startswith("fairseq_fast")
                         else "")
                 f["weight_gbs"] = scale[f"weight_bytes_per_step{kind}"] / f["ms_per_token"] / 1e6
+                f["triad_share"] = f["weight_gbs"] / statistics.median(triads)
+            d = figures[DEFAULT]  # each run against the triad measured just before it
+            d["triad_share"] = statistics.median(
+                scale["weight_bytes_per_step_plugin"] * d["tokens"] / seconds / 1e9 / triad
+                for seconds, triad in zip(d["seconds"], triads))
         key = (name, bsz)
         if factor == 1:
             reference[key] = outputs["stock fairseq"]
@@ -677,8 +702,15 @@ def print_tables(report):
                       f"{f['sent_per_s'] / eng['stock fairseq']['sent_per_s']:.2f}x | "
                       f"{f['sent_per_s'] / eng['fairseq_fast default']['sent_per_s']:.2f}x | "
                       f"{100 * f['identical']:.0f}% | {f['ms_per_token']:.2f} | "
-                      + (f"{gbs:.1f} | {100 * gbs / triad:.0f}% | " if gbs else "- | - | ")
+                      + (f"{gbs:.1f} | {100 * f.get('triad_share', gbs / triad):.0f}% | "
+                         if gbs else "- | - | ")
                       + f"{f['peak_rss_mib']:.0f} |")
+        for row in s["rows"]:
+            if row.get("triad_gbs"):
+                print(f"{row['setting']}, batch {row['batch_size']}: triad just before each of "
+                      f"the default's runs " + ", ".join(f"{t:.1f}" for t in row["triad_gbs"])
+                      + " GB/s; % of triad: each of the default's runs against the triad just "
+                        "before it (median), the other engines against those triads' median")
         for row in s["rows"]:
             for e, key in FIGURES_KEY.items():
                 sp = row.get(key)
@@ -735,7 +767,8 @@ def print_tables(report):
         print(f"| {s['factor']} | {s['parameters'] / 1e6:.1f}M | "
               f"{s['weight_bytes_per_step'] / 1e6:.1f} "
               f"({s['weight_bytes_per_step_plugin'] / 1e6:.1f}) | {d['ms_per_token']:.2f} | "
-              f"{d['weight_gbs']:.1f} ({100 * d['weight_gbs'] / triad:.0f}%) | "
+              f"{d['weight_gbs']:.1f} "
+              f"({100 * d.get('triad_share', d['weight_gbs'] / triad):.0f}%) | "
               f"{g1['speculative']['speedup_vs_default']:.2f}x "
               f"({g1['speculative']['bound']:.2f}x) | "
               f"{g8['speculative']['speedup_vs_default']:.2f}x | "
