@@ -17,16 +17,15 @@ transformer-big's shape), in one process, one hub per target, with the engines
                                   draft_vocab=1536 (as `make demo` runs it)
     ..., adaptive                 + adaptive_draft_len=True
 
-side by side: each engine translates every sentence once untimed, then in each repeat every
-engine translates the same --sentences test sentences, one call each, the engines alternating
-and their order rotating between repeats. Per engine: the median over repeats of the total, as
+side by side (benchmark_scale.measure): each engine translates every sentence once untimed,
+then in each repeat every engine translates the same --sentences test sentences, one call each,
+the engines alternating and their order rotating between repeats. Per engine: the median over repeats of the total, as
 sentences per second and ms per call, x stock, and the share of translations identical to
 stock's.
 """
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -60,36 +59,38 @@ def load_hub(checkpoint):
         sentencepiece_model=os.path.join(demo.EXAMPLE, "spm.model")).eval()
 
 
+def hub_engine(hub, settings, sentences):
+    """An engine for benchmark_scale.measure: run() -> ({i: translation}, seconds, words
+    written, peak RSS MiB); warm-up (untimed) loads the draft, packs weights, warms caches."""
+    from benchmark_scale import PeakRSS
+
+    def run(warm_up=False):
+        if warm_up:
+            for s in sentences:
+                hub.translate(s, **settings)
+            return None
+        with PeakRSS() as rss:
+            t0 = time.perf_counter()
+            out = {i: hub.translate(s, **settings) for i, s in enumerate(sentences)}
+            seconds = time.perf_counter() - t0
+        return out, seconds, sum(len(t.split()) for t in out.values()), rss.mib
+    return run
+
+
 def run_target(factor, sentences, repeats):
     """The engines' figures on the demo target widened `factor` times."""
-    from benchmark_scale import widened_target
+    from benchmark_scale import measure, widened_target
 
     checkpoint = widened_target(factor, os.path.join(demo.EXAMPLE, "target.pt"))
     hub = load_hub(checkpoint)
-    settings = engines()
-    names = list(settings)
-    for name in names:  # untimed: loads the draft, builds the kernels, warms caches
-        for s in sentences:
-            hub.translate(s, **settings[name])
-    runs = {name: [] for name in names}
-    outputs = {}
-    for r in range(repeats):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            t0 = time.perf_counter()
-            outputs[name] = [hub.translate(s, **settings[name]) for s in sentences]
-            runs[name].append(time.perf_counter() - t0)
-            print(f"[hub] x{factor} {name}: {runs[name][-1]:.2f} s", flush=True)
+    print(f"[hub] x{factor}", flush=True)
+    figures, _ = measure({name: hub_engine(hub, settings, sentences)
+                          for name, settings in engines().items()}, repeats, len(sentences))
+    rows = [{"engine": name, "seconds": f["seconds"], "sent_per_s": f["sent_per_s"],
+             "ms_per_call": 1e3 / f["sent_per_s"],
+             "x_stock": f["sent_per_s"] / figures[STOCK]["sent_per_s"],
+             "identical": f["identical"]} for name, f in figures.items()]
     parameters = sum(p.numel() for p in hub.models[0].parameters())
-    stock = statistics.median(runs[STOCK])
-    rows = []
-    for name in names:
-        seconds = statistics.median(runs[name])
-        rows.append({"engine": name, "seconds": runs[name],
-                     "sent_per_s": len(sentences) / seconds,
-                     "ms_per_call": 1e3 * seconds / len(sentences),
-                     "x_stock": stock / seconds,
-                     "identical": sum(a == b for a, b in zip(outputs[name], outputs[STOCK]))
-                     / len(sentences)})
     return {"factor": factor, "parameters": parameters, "engines": rows}
 
 
