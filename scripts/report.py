@@ -28,6 +28,12 @@ its own process, each writing its JSON into --out:
                                         model
     compile      benchmark_compile.py   a decoder step: the C kernels vs torch.compile (Inductor,
                                         freezing) vs eager torch, demo and x4, 1 and 32 rows
+    gpu          benchmark_gpu.py       stock vs the plugin on a CUDA GPU, demo and x4, float32
+                                        and float16, and where a decoder step's time goes there
+
+The gpu step runs only where torch sees a CUDA GPU; elsewhere it is skipped with a line. Its JSON
+and environment are also copied into docs/gpu/, and a run without them in --out renders the
+copies there: the GPU figures come from the last run on a GPU, under its own machine line.
 
 then merges what is in --out into report.json, plots docs/report.png, prints the summary table
 and writes docs/benchmarks.md: one table per benchmark JSON in --out, under a header naming the
@@ -92,7 +98,20 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentence
          ("distributed", "benchmark_distributed.py", ["--sentences", "400"],
           ["--sentences", "64", "--repeats", "1"]),
          ("compile", "benchmark_compile.py", ["--repeats", "7"],
-          ["--models", "demo", "--rows", "1", "--repeats", "1", "--steps", "2"])]
+          ["--models", "demo", "--rows", "1", "--repeats", "1", "--steps", "2"]),
+         ("gpu", "benchmark_gpu.py", ["--sentences", "30", "--batch-sentences", "160"],
+          ["--factors", "1", "--sentences", "6", "--batch-sentences", "32", "--repeats", "1"])]
+# benchmarks that need a machine a plain run may not have: where their figures are kept between
+# runs (the last such run's JSON and environment), and the test that says whether one can run
+KEPT = {"gpu": os.path.join(ROOT, "docs", "gpu")}
+
+
+def _runs_here(name):
+    if name != "gpu":
+        return True
+    import torch
+
+    return torch.cuda.is_available()
 
 
 # the plot a benchmark draws (into --out, then copied beside the markdown file): file, caption
@@ -116,6 +135,10 @@ def run_suite(names, out, quick, ct2_threads=None):
     for name, *_ in SUITE:
         if name not in names:
             continue
+        if not _runs_here(name):
+            print(f"[report] {name}: skipped: torch sees no CUDA GPU (the docs keep the last GPU "
+                  f"run's figures, {os.path.relpath(KEPT[name], ROOT)}/)", flush=True)
+            continue
         args = command(name, out, quick, ct2_threads)
         shown = " ".join(os.path.relpath(a, ROOT) if os.path.isabs(a) else a
                          for a in ["python", *args[1:]])
@@ -123,6 +146,14 @@ def run_suite(names, out, quick, ct2_threads=None):
             json.dump({**environment(), "quick": quick, "command": shown}, f, indent=1)
         print(f"[report] {name}: {' '.join(args[1:])}", flush=True)
         subprocess.run(args, check=True)
+        if name in KEPT and not quick:  # the environment without the commit (never in docs/)
+            os.makedirs(KEPT[name], exist_ok=True)
+            shutil.copyfile(os.path.join(out, name + ".json"),
+                            os.path.join(KEPT[name], name + ".json"))
+            with open(os.path.join(out, name + ".env.json")) as f:
+                env = {k: v for k, v in json.load(f).items() if k != "commit"}
+            with open(os.path.join(KEPT[name], name + ".env.json"), "w") as f:
+                json.dump(env, f, indent=1)
 
 
 # -- the environment the figures come from ---------------------------------------------------
@@ -152,10 +183,17 @@ def _cpu():
 
 
 def _version(*dists):
+    """The first of `dists` installed, by its metadata or else (a package on the path with no
+    metadata, e.g. fairseq run from its source) its module's __version__."""
     for dist in dists:
         try:
             return metadata.version(dist)
         except metadata.PackageNotFoundError:
+            continue
+    for dist in dists:
+        try:
+            return importlib.import_module(dist.replace("-", "_")).__version__
+        except (ImportError, AttributeError):
             continue
     return "not installed"
 
@@ -174,11 +212,20 @@ def _commit():
     return head + ("-dirty" if dirty else "")
 
 
+def _gpu():
+    """The CUDA GPU torch sees, or None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else None
+
+
 def environment():
     """What the figures depend on, taken when a benchmark starts (NAME.env.json in --out)."""
     model, isa, cores, logical = _cpu()
     return {"cpu": model, "isa": isa, "physical_cores": cores, "logical_cpus": logical,
-            "python": platform.python_version(), "torch": _version("torch"),
+            "gpu": _gpu(), "python": platform.python_version(), "torch": _version("torch"),
             "fairseq": _version("fairseq-fixed", "fairseq"),
             "ctranslate2": _version("ctranslate2"), "commit": _commit(),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
@@ -189,6 +236,8 @@ def load(out, suffix=".json"):
     found = {}
     for name, *_ in SUITE:
         path = os.path.join(out, f"{name}{suffix}")
+        if not os.path.exists(path) and name in KEPT:
+            path = os.path.join(KEPT[name], f"{name}{suffix}")
         if os.path.exists(path):
             with open(path) as f:
                 found[name] = json.load(f)
@@ -239,7 +288,8 @@ def print_tables(report):
 
 
 # -- docs/benchmarks.md -----------------------------------------------------------------------
-ENV_KEYS = ("cpu", "isa", "physical_cores", "logical_cpus", "torch", "fairseq", "ctranslate2")
+ENV_KEYS = ("gpu", "cpu", "isa", "physical_cores", "logical_cpus", "python", "torch", "fairseq",
+            "ctranslate2")
 
 
 def load_environments(out):
@@ -541,8 +591,8 @@ def headline(report):
                   f"1, each engine in its own process: speculative `fairseq-generate` runs at "
                   f"{latency['ratio']:.2f}x CTranslate2's sentences/s.{_hub_sentence(report)}",
               "",
-              f"Float32 on CPU ({threads} threads), the demo pair in `user_dir_examples/`. The "
-              f"machine, the versions and every table: "
+              f"Float32 on CPU ({threads} threads), the demo pair in `user_dir_examples/`."
+              f"{_gpu_sentence(report)} The machine, the versions and every table: "
               f"[docs/benchmarks.md](docs/benchmarks.md)."]
     return "\n".join(lines)
 
@@ -558,6 +608,39 @@ def _hub_sentence(report):
             f"x{target['factor']} ({target['parameters'] / 1e6:.0f}M parameters): default "
             f"{x['fairseq_fast default']:.2f}x, speculative "
             f"{x['fairseq_fast speculative']:.2f}x stock.")
+
+
+def _gpu_sentence(report):
+    """" On a GPU ...": batch-1 greedy speedups of the last GPU run, and why they are small."""
+    gpu = report.get("gpu")
+    if not gpu or not gpu.get("cases"):
+        return ""
+    x = {"default": [], "speculative": []}
+    busy, kernels = [], []
+    for case in gpu["cases"]:
+        row = next(r for r in case["rows"] if r["beam"] == 1 and r["batch_size"] == 1)
+        stock = row["engines"]["stock fairseq"]["ms_per_token"]
+        for e, f in row["engines"].items():
+            kind = ("default" if e == "fairseq_fast default"
+                    else "speculative" if "speculative" in e else None)
+            if kind:
+                x[kind].append(stock / f["ms_per_token"])
+        if case.get("step"):
+            busy.append(case["step"]["lean step"]["kernel_busy_ms"]
+                        / case["step"]["lean step"]["synced_ms"])
+            kernels += [part["kernels"] for part in case["step"].values()
+                        if part["kernels"] > 100]
+    dtypes = " and ".join(dict.fromkeys(c["dtype"] for c in gpu["cases"]))
+    sizes = ", ".join(f"x{f}" for f in dict.fromkeys(c["factor"] for c in gpu["cases"]))
+    text = (f" On a GPU ({gpu['device']}, {dtypes}, targets {sizes}), greedy batch 1 is "
+            f"{min(x['default']):.2f}-{max(x['default']):.2f}x stock with the default generator "
+            f"and {min(x['speculative']):.2f}-{max(x['speculative']):.2f}x with speculative "
+            f"decoding")
+    if busy:
+        text += (f": a decoder step there launches {min(kernels)}-{max(kernels)} CUDA kernels "
+                 f"that keep the GPU busy for {100 * max(busy):.0f}% of it at most, so the host "
+                 f"issuing them sets the pace")
+    return text + "."
 
 
 def update_readme(report, envs, readme=README):

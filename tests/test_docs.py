@@ -317,3 +317,62 @@ def test_latency_and_headline_name_ct2s_fastest_count():
     text = report.latency_tables(rep["latency"])
     assert "CTranslate2 threads 2 (the fastest of 1: 11.00 sentences/s, 2: 20.00" in text
     assert "Against CTranslate2 (1 thread)," in report.headline(full_report())
+
+
+# -- the GPU section ------------------------------------------------------------------------------
+def gpu_report():
+    def engines(stock, default, spec):
+        return {"stock fairseq": {"ms_per_token": stock, "identical": 1.0, "peak_gpu_mib": 90.0},
+                "fairseq_fast default": {"ms_per_token": default, "identical": 1.0,
+                                         "peak_gpu_mib": 80.0},
+                "fairseq_fast speculative": {"ms_per_token": spec, "identical": 0.9,
+                                             "peak_gpu_mib": 85.0, "alpha": 0.7}}
+    step = {"stock step": {"synced_ms": 6.0, "host_ms": 6.0, "kernels": 180,
+                           "kernel_busy_ms": 0.3, "syncs": 1},
+            "lean step": {"synced_ms": 4.0, "host_ms": 4.0, "kernels": 160,
+                          "kernel_busy_ms": 0.4, "syncs": 2},
+            "matmuls only": {"synced_ms": 1.5, "host_ms": 1.5, "kernels": 61,
+                             "kernel_busy_ms": 0.15, "syncs": 0}}
+    return {"device": "Test GPU", "torch": "2.11.0", "cuda": "13.0", "repeats": 3,
+            "draft_len": 4, "draft_vocab": 1536, "cases": [
+                {"factor": f, "dtype": d, "parameters": 10.5e6 * f * f, "step": step, "rows": [
+                    {"setting": "greedy", "beam": 1, "batch_size": 1, "sentences": 30,
+                     "engines": engines(8.0, 8.0 / x, 8.0 / (x + 0.5))}]}
+                for f, d, x in ((1, "float32", 1.5), (4, "float16", 2.0))]}
+
+
+def test_gpu_step_is_skipped_without_a_gpu_and_its_kept_figures_render(tmp_path, monkeypatch,
+                                                                         capsys):
+    out, kept = tmp_path / "out", tmp_path / "kept"
+    out.mkdir()
+    kept.mkdir()
+    monkeypatch.setitem(report.KEPT, "gpu", str(kept))
+    monkeypatch.setattr(report, "_runs_here", lambda name: name != "gpu")
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("ran a benchmark"))
+    report.run_suite(["gpu"], str(out), quick=False)
+    assert "[report] gpu: skipped: torch sees no CUDA GPU" in capsys.readouterr().out
+    assert not os.listdir(out)
+    assert "gpu" not in report.load(str(out))
+    (kept / "gpu.json").write_text(json.dumps(gpu_report()))
+    (kept / "gpu.env.json").write_text(json.dumps(dict(ENV, gpu="Test GPU", python="3.12")))
+    (out / "defaults.json").write_text(json.dumps(DEFAULTS))
+    (out / "defaults.env.json").write_text(json.dumps(ENV))
+    found, envs = report.load(str(out)), report.load_environments(str(out))
+    assert found["gpu"] == gpu_report() and envs["gpu"]["gpu"] == "Test GPU"
+    text = report.markdown(found, envs, md=str(tmp_path / "benchmarks.md"))
+    section = text[text.index("\n## gpu: "):]
+    assert "Unlike the header: gpu Test GPU, python 3.12." in section
+    assert ("| x4 (168.0M) | float16 | greedy, batch 1 | 30 | fairseq_fast default | 4.000 | "
+            "2.00x | 100.0% | - | 80 |") in section
+    assert "| x1 | float32 | lean step | 4.00 | 4.00 | 160 | 0.400 | 2 |" in section
+    assert "| Test CPU @ 1 GHz (AVX2)" in text  # the header is the CPU run's
+
+
+def test_gpu_sentence_gives_the_batch_1_ranges_and_the_gpus_busy_share():
+    sentence = report._gpu_sentence({"gpu": gpu_report()})
+    assert sentence.startswith(" On a GPU (Test GPU, float32 and float16, targets x1, x4), "
+                               "greedy batch 1 is 1.50-2.00x stock with the default generator "
+                               "and 2.00-2.50x with speculative decoding")
+    assert "launches 160-180 CUDA kernels" in sentence and "busy for 10% of it" in sentence
+    assert report._gpu_sentence({}) == ""
+    assert sentence in report.headline({**full_report(), "gpu": gpu_report()})
