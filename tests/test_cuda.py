@@ -18,6 +18,7 @@ from fairseq.tasks import FairseqTask
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fairseq_fast.decoding.ensemble import FastEnsembleModel
 from fairseq_fast.decoding.ngram_blocker import reference_banned
 from fairseq_fast.generators.bild import BiLDSequenceGenerator
 from fairseq_fast.generators.fast import VectorisedNGramBlock
@@ -53,6 +54,7 @@ def test_default_generator_equals_stock(shape, beam, opts, lengths):
                     unkpen=opts["unkpen"], no_repeat_ngram_size=opts["ngram"])
     args.nbest = min(opts["nbest"], beam)
     ours, stock = build_pair([model], args)  # stock blocks n-grams by the reference rule
+    assert isinstance(ours.model, FastEnsembleModel)  # the fast path, not fairseq's kept
     sample = gpu_sample(source_batch(DICT, lengths, seed=shape["seed"]))
     prefix = None
     if opts["prefix_size"]:
