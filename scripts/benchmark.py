@@ -122,25 +122,20 @@ def median_time(fn, repeats=50):
     return statistics.median(times)
 
 
-def step_costs(model, sample, k):
-    """Seconds per decoder call for one sentence at position ~20: stock incremental step, lean
-    step (1 token), lean verify pass (k+1 tokens), and the decoder's matmuls alone."""
+def step_parts(model, sample, k):
+    """One decoder call each for one sentence at position ~20, on the model's device and dtype:
+    {stock_step: stock's incremental step, lean_step: the lean step (1 token), verify: the lean
+    verify pass (k+1 tokens), matmul_only: the decoder's matmuls alone}."""
+    param = next(model.parameters())
     net1 = {k2: v[:1] for k2, v in sample["net_input"].items()}
     enc1 = model.encoder.forward_torchscript(net1)
-    prefix = torch.full((1, 21), 5, dtype=torch.long)
+    prefix = torch.full((1, 21), 5, dtype=torch.long, device=param.device)
     prefix[0, 0] = 2
     dec = model.decoder
-
-    def stock_step():
-        state = {}
-        for t in range(1, 21):  # build the cache, then time one more step below
-            dec(prefix[:, :t], encoder_out=enc1, incremental_state=state)
-        return state
-
-    state = stock_step()
-    stock = median_time(lambda: dec(prefix, encoder_out=enc1, incremental_state=copy.copy(state)))
+    state = {}
+    for t in range(1, 21):  # build the cache; each call below runs one more step
+        dec(prefix[:, :t], encoder_out=enc1, incremental_state=state)
     lean = LeanDecoder(dec)
-    param = next(model.parameters())
     st = lean.init_state(enc1, 1, 64, param.dtype, param.device)
     lean.forward(st, prefix[:, :20])
 
@@ -149,15 +144,24 @@ def step_costs(model, sample, k):
         lean.forward(st, prefix[:, 20:20 + n] if n == 1 else prefix[:, :1].expand(1, n))
 
     linears = [m for m in dec.modules() if isinstance(m, torch.nn.Linear)]
-    x = {m: torch.randn(1, 1, m.in_features) for m in linears}
+    x = {m: torch.randn(1, 1, m.in_features, device=param.device, dtype=param.dtype)
+         for m in linears}
 
     def matmuls():
         for m in linears:
             F.linear(x[m], m.weight, m.bias)
 
-    return {"stock_step_ms": 1e3 * stock, "lean_step_ms": 1e3 * median_time(lambda: lean_call(1)),
-            "verify_ms": 1e3 * median_time(lambda: lean_call(k + 1)),
-            "matmul_only_ms": 1e3 * median_time(matmuls)}
+    return {"stock_step": lambda: dec(prefix, encoder_out=enc1,
+                                      incremental_state=copy.copy(state)),
+            "lean_step": lambda: lean_call(1), "verify": lambda: lean_call(k + 1),
+            "matmul_only": matmuls}
+
+
+def step_costs(model, sample, k):
+    """Milliseconds per decoder call (median of 50) of each of step_parts: stock_step_ms,
+    lean_step_ms, verify_ms, matmul_only_ms."""
+    return {f"{name}_ms": 1e3 * median_time(fn)
+            for name, fn in step_parts(model, sample, k).items()}
 
 
 def stock_generator(task, model, gen_cfg):

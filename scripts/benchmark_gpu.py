@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import benchmark_scale  # noqa: E402
 from benchmark_scale import (DEFAULT, SPEC_ADAPTIVE, SPECULATIVE, build_generator,  # noqa: E402
-                             measure, widened_target)
+                             fairseq_engine, measure, widened_target)
 
 STOCK, BILD = "stock fairseq", "fairseq_fast BiLD"
 
@@ -55,47 +55,44 @@ def rows(args):
             ("beam 5", 5, 32, args.batch_sentences, [STOCK, DEFAULT])]
 
 
-def gpu_engine(generator, model, samples, tgt_dict):
-    """run() -> ({id: target pieces}, seconds, tokens written, peak GPU MiB)"""
-    import torch
+class PeakGPU:
+    """Peak GPU memory allocated by torch during a `with` block, in MiB (the counter is reset on
+    entry): benchmark_scale.fairseq_engine's peak."""
 
-    from benchmark import decode_all
+    def __enter__(self):
+        import torch
 
-    def run(warm_up=False):
-        if warm_up:
-            decode_all(generator, model, samples[:1] + samples[-1:], seed=0)
-            return None
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-        seconds, hyps = decode_all(generator, model, samples, seed=0)  # .tolist() waits
-        pieces = {i: tgt_dict.string(torch.tensor(h)).split() for i, h in hyps.items()}
-        mib = torch.cuda.max_memory_allocated() / 2 ** 20
-        return pieces, seconds, sum(len(h) for h in hyps.values()), mib
-    return run
+        return self
+
+    def __exit__(self, *exc):
+        import torch
+
+        self.mib = torch.cuda.max_memory_allocated() / 2 ** 20
+        return False
 
 
 def _issue_times(fn, n=50):
     """{synced_ms: median wall time of fn() with the GPU waited for, host_ms: the host's time per
     call over n calls issued back to back}"""
-    import statistics
     import time
 
     import torch
 
-    fn()
-    torch.cuda.synchronize()
-    walls = []
-    for _ in range(n):
-        start = time.perf_counter()
+    from benchmark import median_time
+
+    def synced():
         fn()
         torch.cuda.synchronize()
-        walls.append(time.perf_counter() - start)
+
+    synced_s = median_time(synced, n)
     start = time.perf_counter()
     for _ in range(n):
         fn()
     host = time.perf_counter() - start
     torch.cuda.synchronize()
-    return {"synced_ms": 1e3 * statistics.median(walls), "host_ms": 1e3 * host / n}
+    return {"synced_ms": 1e3 * synced_s, "host_ms": 1e3 * host / n}
 
 
 def _kernels(fn):
@@ -127,45 +124,21 @@ def _syncs(fn):
     return sum("synchroniz" in str(w.message) for w in caught)
 
 
+# benchmark.step_parts' parts, as the table names them (the verify pass at draft length 4)
+PARTS = {"stock_step": "stock step", "lean_step": "lean step", "verify": "lean verify, 5 tokens",
+         "matmul_only": "matmuls only"}
+
+
 def step_profile(model, sample):
     """{part: figures} for stock's decoder step, the lean step, a lean verify pass of 5 tokens
-    and the decoder's matrix products alone (see the module docstring)."""
-    import copy
+    and the decoder's matrix products alone (benchmark.step_parts; see the module docstring)."""
+    from benchmark import step_parts
 
-    import torch
-    import torch.nn.functional as F
-
-    from fairseq_fast.decoding.lean_decoder import LeanDecoder
-
-    param = next(model.parameters())
-    net1 = {k: v[:1] for k, v in sample["net_input"].items()}
-    enc = model.encoder.forward_torchscript(net1)
-    prefix = torch.full((1, 21), 5, dtype=torch.long, device=param.device)
-    prefix[0, 0] = 2
-    dec = model.decoder
-    state = {}
-    for t in range(1, 21):
-        dec(prefix[:, :t], encoder_out=enc, incremental_state=state)
-    lean = LeanDecoder(dec)
-    lean_state = lean.init_state(enc, 1, 64, param.dtype, param.device)
-    lean.forward(lean_state, prefix[:, :20])
-
-    def lean_call(n):
-        lean_state.lengths.fill_(20)
-        lean.forward(lean_state, prefix[:, 20:21] if n == 1 else prefix[:, :1].expand(1, n))
-
-    linears = [m for m in dec.modules() if isinstance(m, torch.nn.Linear)]
-    x = {m: torch.randn(1, 1, m.in_features, device=param.device, dtype=param.dtype)
-         for m in linears}
-    parts = {"stock step": lambda: dec(prefix, encoder_out=enc,
-                                       incremental_state=copy.copy(state)),
-             "lean step": lambda: lean_call(1), "lean verify, 5 tokens": lambda: lean_call(5),
-             "matmuls only": lambda: [F.linear(x[m], m.weight, m.bias) for m in linears]}
     out = {}
-    for name, fn in parts.items():
-        out[name] = _issue_times(fn)
-        out[name]["kernels"], out[name]["kernel_busy_ms"] = _kernels(fn)
-        out[name]["syncs"] = _syncs(fn)
+    for key, fn in step_parts(model, sample, 4).items():
+        figures = out[PARTS[key]] = _issue_times(fn)
+        figures["kernels"], figures["kernel_busy_ms"] = _kernels(fn)
+        figures["syncs"] = _syncs(fn)
     return out
 
 
@@ -195,7 +168,8 @@ def run_case(factor, dtype, args):
         print(f"[gpu] x{factor} {dtype}: {name}, batch {bsz}, {n} sentences", flush=True)
         generators = {e: build_generator(e, task, target, cfg, draft, vocab, beam,
                                          args.draft_len) for e in engines}
-        runs = {e: gpu_engine(g, target, samples, tgt_dict) for e, g in generators.items()}
+        runs = {e: fairseq_engine(g, target, samples, tgt_dict, peak=PeakGPU)
+                for e, g in generators.items()}
         figures, _ = measure(runs, args.repeats, n)
         for e, f in figures.items():
             f["peak_gpu_mib"] = f.pop("peak_rss_mib")

@@ -368,8 +368,10 @@ def rss_alone(engine, path, args, beam, batch_size, sentences, folder):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def fairseq_engine(generator, model, samples, tgt_dict):
-    """run() -> ({id: target pieces}, seconds, tokens written, peak RSS MiB)"""
+def fairseq_engine(generator, model, samples, tgt_dict, peak=PeakRSS):
+    """run() -> ({id: target pieces}, seconds, tokens written, peak memory MiB); peak: the
+    context manager that measures the run's peak memory into its `mib` (PeakRSS: this
+    process's resident set)"""
     import torch
 
     from benchmark import decode_all
@@ -378,10 +380,10 @@ def fairseq_engine(generator, model, samples, tgt_dict):
         if warm_up:  # first calls pack weights and grow buffers: not timed
             decode_all(generator, model, samples[:1] + samples[-1:], seed=0)
             return None
-        with PeakRSS() as rss:
+        with peak() as memory:
             seconds, hyps = decode_all(generator, model, samples, seed=0)
         pieces = {i: tgt_dict.string(torch.tensor(h)).split() for i, h in hyps.items()}
-        return pieces, seconds, sum(len(h) for h in hyps.values()), rss.mib
+        return pieces, seconds, sum(len(h) for h in hyps.values()), memory.mib
     return run
 
 
