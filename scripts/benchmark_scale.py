@@ -61,6 +61,10 @@ matrix weight (float32 scales, biases and norms); for the plugin's engines what 
 reads: a matrix whose values are all float16 numbers is packed as float16 (small_gemm.py). The
 demo target, stored in half precision, is; the widened ones are not (dividing by F moves the
 smallest values into float16's subnormal range, where their low bits do not fit).
+The plugin's fc2 reads only the weight rows of hidden units that are not zero (csrc/small_gemm.c:
+ReLU zeros contribute nothing): the share of nonzero units (ffn_density: stock greedy over 8
+sentences, the decoder's and the encoder's) gives the bytes its batch-1 step actually reads, and
+the default's share of the triad at those bytes is printed beside the one at every weight.
 
 ms/token = seconds / tokens written: at batch 1 the step time of the engines that write one
 token per step, the encoder and everything around the steps included. GB/s = weight bytes per
@@ -263,6 +267,43 @@ def weight_bytes(decoder, kind="float32"):
         else:
             total += 4 * p.numel()
     return total
+
+
+def ffn_density(model, task, samples, cfg):
+    """The share of nonzero hidden units fc2 reads (relu(fc1(x))) in the decoder's and the
+    encoder's layers, over stock greedy decoding of `samples`: what the plugin's fc2 kernel
+    reads of its weight rows (csrc/small_gemm.c skips the rows of zero units)."""
+    counts = {"decoder": [0, 0], "encoder": [0, 0]}
+    hooks = []
+    for part in counts:
+        for layer in getattr(model, part).layers:
+            def hook(module, inputs, output, c=counts[part]):
+                c[0] += int(inputs[0].ne(0).sum())
+                c[1] += inputs[0].numel()
+            hooks.append(layer.fc2.register_forward_hook(hook))
+    try:
+        generator = build_generator("stock fairseq", task, model, cfg, None, None, 1, None)
+        for sample in samples:
+            generator.generate([model], sample)
+    finally:
+        for h in hooks:
+            h.remove()
+    return {part: nonzero / max(total, 1) for part, (nonzero, total) in counts.items()}
+
+
+def bytes_read(decoder, plugin_bytes, density):
+    """A batch-1 step's weight bytes as the plugin reads them: its packing's bytes, less the fc2
+    weight rows of the hidden units that are zero (`density` of them are not, on average)."""
+    import torch
+
+    from fairseq_fast.kernels import small_gemm
+
+    skipped = 0
+    for layer in decoder.layers:
+        w = layer.fc2.weight
+        half = small_gemm.available() and torch.equal(w.detach().half().float(), w.detach())
+        skipped += (2 if half else 4) * w.numel() * (1 - density)
+    return plugin_bytes - skipped
 
 
 # -- one row ----------------------------------------------------------------------------------
@@ -550,6 +591,9 @@ def run_scale(factor, args, folder, reference):
     _, scale["read_gbs_at_weights"] = bandwidth(
         -(-scale["weight_bytes_per_step"] // 2 ** 20), args.threads)
     first, _ = batches(task, 1, 1)
+    scale["ffn_density"] = ffn_density(target, task, batches(task, 8, 1)[0], cfg)
+    scale["weight_bytes_per_step_read"] = bytes_read(
+        dec, scale["weight_bytes_per_step_plugin"], scale["ffn_density"]["decoder"])
     scale["target_costs"] = step_costs(target, first[0], args.draft_len)
     scale["draft_costs"] = step_costs(draft, first[0], args.draft_len)
     scale["c_step"] = (scale["draft_costs"]["lean_step_ms"]
@@ -620,9 +664,10 @@ def run_scale(factor, args, folder, reference):
                 f["weight_gbs"] = scale[f"weight_bytes_per_step{kind}"] / f["ms_per_token"] / 1e6
                 f["triad_share"] = f["weight_gbs"] / statistics.median(triads)
             d = figures[DEFAULT]  # each run against the triad measured just before it
-            d["triad_share"] = statistics.median(
-                scale["weight_bytes_per_step_plugin"] * d["tokens"] / seconds / 1e9 / triad
-                for seconds, triad in zip(d["seconds"], triads))
+            for key, weights in (("triad_share", "weight_bytes_per_step_plugin"),
+                                 ("read_triad_share", "weight_bytes_per_step_read")):
+                d[key] = statistics.median(scale[weights] * d["tokens"] / seconds / 1e9 / triad
+                                           for seconds, triad in zip(d["seconds"], triads))
         key = (name, bsz)
         if factor == 1:
             reference[key] = outputs["stock fairseq"]
@@ -688,6 +733,17 @@ def print_tables(report):
               f"({100 * s['lean_step_gbs'] / triad:.0f}% of triad)"
               + (f"; a read over a buffer of the float32 weights' size runs at "
                  f"{s['read_gbs_at_weights']:.1f} GB/s" if "read_gbs_at_weights" in s else ""))
+        if "ffn_density" in s:
+            g1 = next(r for r in s["rows"] if (r["setting"], r["batch_size"]) == ("greedy", 1))
+            d = g1["engines"][DEFAULT]
+            read = s["weight_bytes_per_step_read"]
+            print(f"fc2 reads the weight rows of nonzero hidden units only: "
+                  f"{100 * s['ffn_density']['decoder']:.0f}% of the decoder's were nonzero "
+                  f"({100 * s['ffn_density']['encoder']:.0f}% of the encoder's; stock greedy, 8 "
+                  f"sentences), so a batch-1 step reads {read / 1e6:.1f} MB; the default's "
+                  f"batch-1 runs at that: {read / d['ms_per_token'] / 1e6:.1f} GB/s "
+                  f"({100 * d['read_triad_share']:.0f}% of the triads just before them). GB/s "
+                  f"and % of triad below count every weight.")
         print("| setting | batch | engine | sent/s | x stock | x default | identical | "
               "ms/token | weight GB/s | % of triad | peak RSS MiB |")
         print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -752,8 +808,8 @@ def print_tables(report):
         if "identical" in s:
             print(f"identical pass: {json.dumps(s['identical'])}")
     print("\nsummary (batch-1 greedy unless stated; spec: the demo draft, big: the big draft)")
-    print("| x | parameters | weight MB/step (plugin's) | default ms/step | "
-          "default GB/s (% triad) | "
+    print("| x | parameters | weight MB/step (plugin's; read) | default ms/step | "
+          "default GB/s (% triad; of what it reads) | "
           "spec / default (bound) | spec / default bs 8 | beam 5 bs 32 default / stock | "
           "spec / CTranslate2 int8 | big / default (bound) | big / default bs 8 | "
           "big / CTranslate2 int8 | adaptive / default, bs 1; bs 8 (spec; big) |")
@@ -768,9 +824,13 @@ def print_tables(report):
             "stock fairseq"]["sent_per_s"]
         print(f"| {s['factor']} | {s['parameters'] / 1e6:.1f}M | "
               f"{s['weight_bytes_per_step'] / 1e6:.1f} "
-              f"({s['weight_bytes_per_step_plugin'] / 1e6:.1f}) | {d['ms_per_token']:.2f} | "
-              f"{d['weight_gbs']:.1f} "
-              f"({100 * d.get('triad_share', d['weight_gbs'] / triad):.0f}%) | "
+              f"({s['weight_bytes_per_step_plugin'] / 1e6:.1f}"
+              + (f"; {s['weight_bytes_per_step_read'] / 1e6:.1f}"
+                 if "weight_bytes_per_step_read" in s else "")
+              + f") | {d['ms_per_token']:.2f} | {d['weight_gbs']:.1f} "
+              f"({100 * d.get('triad_share', d['weight_gbs'] / triad):.0f}%"
+              + (f"; {100 * d['read_triad_share']:.0f}%" if "read_triad_share" in d else "")
+              + ") | "
               f"{g1['speculative']['speedup_vs_default']:.2f}x "
               f"({g1['speculative']['bound']:.2f}x) | "
               f"{g8['speculative']['speedup_vs_default']:.2f}x | "

@@ -18,13 +18,19 @@ cache through a state's `origin` where it has one (fairseq's generator on CPU: b
 without copies, decoder_state.py) and, when asked, hand back the last layer's encoder attention
 probabilities (fairseq's generator stores them at every step).
 
+fc2 reads relu(fc1(x)), mostly zeros in a trained model: the C layer gives it to the matmul
+kernel's sparse-input variant, which skips them where that is cheaper (the same bits; see
+sparse_ffn()).
+
 Weights are the ones packed_linear.py packs (the same cache: packed once, packed again when a
-weight changes); the per-layer argument structs are rebuilt only when a parameter changes,
+weight changes); the per-layer argument structs are rebuilt only when a parameter (or the
+sparse_ffn() setting) changes,
 which is checked once per batch (at the first call after LeanDecoder.init_state's `new_batch()`,
 and in every FusedEncoder.forward), not per call: checking the demo target's 156 parameters took
 ~30 us, ~5% of a batch-1 speculative run at 74 calls a sentence.
 """
 import ctypes
+import os
 import weakref
 from typing import List, Optional
 
@@ -38,6 +44,16 @@ from fairseq_fast.decoding.model_gate import all_layers, encoder_refusal, layerd
 from fairseq_fast.kernels.packed_linear import KERNEL_MAX_ROWS
 
 _Linear, _Norm, _Layer = (loader.struct(name) for name in ("dl_linear", "dl_norm", "dl_layer"))
+SPARSE_FFN_ENV = "FAIRSEQ_FAST_SPARSE_FFN"
+SPARSE_NEVER, SPARSE_CHEAPER, SPARSE_ALWAYS = 0, 1, 2  # sg_sparse_linear's modes (kernels.h)
+
+
+def sparse_ffn() -> int:
+    """How fc2 treats the zeros of its input, relu(fc1(x)) (csrc/small_gemm.c: skipping them
+    gives the dense kernel's bits for a finite weight, which each layer's struct checks):
+    skipped where that is cheaper, or never with FAIRSEQ_FAST_SPARSE_FFN=0; read whenever the
+    structs are built."""
+    return SPARSE_NEVER if os.environ.get(SPARSE_FFN_ENV, "1") == "0" else SPARSE_CHEAPER
 
 
 def plain_norm(module) -> bool:
@@ -140,6 +156,8 @@ class FusedLayers:
             s.cross_out = self._linear_struct(cross.out_proj.weight, cross.out_proj.bias)
         s.fc1 = self._linear_struct(layer.fc1.weight, layer.fc1.bias)
         s.fc2 = self._linear_struct(layer.fc2.weight, layer.fc2.bias)
+        finite = bool(torch.isfinite(layer.fc2.weight).all())  # (0 x inf: NaN, not skipped)
+        s.sparse_ffn = sparse_ffn() if finite else SPARSE_NEVER
         return s
 
     def new_batch(self) -> None:
@@ -151,8 +169,8 @@ class FusedLayers:
     def refresh(self) -> None:
         """Rebuild the argument structs if a parameter changed since the last check."""
         self._checked = True
-        signature = tuple((p.data_ptr(), p._version) for params in self._owners
-                          for p in params.values() if p is not None)
+        signature = (sparse_ffn(),) + tuple((p.data_ptr(), p._version) for params in self._owners
+                                            for p in params.values() if p is not None)
         if signature != self._signature:
             self._keep = []
             self._structs = [self._layer_struct(layer) for layer in self.layers]
@@ -227,7 +245,7 @@ class FusedLayers:
             self.refresh()
         bsz, n, dim = x.shape
         ffn = max(s.ffn for s in self._structs)
-        work = x.new_empty(bsz * n * (2 * dim + max(3 * dim, ffn)))
+        work = x.new_empty(loader.function("dl_work_floats")(bsz * n, dim, ffn))
         threads = torch.get_num_threads()
         fn = loader.function("dl_layer_f32")
         origin_args = (None, 0) if origin is None else (origin.data_ptr(), origin.stride(0))

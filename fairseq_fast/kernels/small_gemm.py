@@ -21,6 +21,10 @@ same products (float16 -> float32 is exact), so the same results bit for bit. A 
 instead, so the FMA ports do not convert the same block again for every group of rows. The
 generic C level (CPUs without AVX2) converts float16 in software, so it keeps float32.
 
+The C layers (decoder_layer.c) run a ReLU feed-forward's second matmul through the same kernel's
+sparse-input variant (sg_sparse_linear_*): each row over its own nonzero inputs, the weight rows of
+zero inputs never read; the same bits as the dense kernel (small_gemm.c says why).
+
 Numerics: every output is one float32 accumulator over k in order with fused multiply-adds, then
 + bias, whatever the row count, thread count or AVX level (the generic C level, for CPUs without
 AVX2, rounds each product instead: its own last bits, as independent of the split); it differs

@@ -14,7 +14,8 @@
  *
  * with the new keys/values written into the self-attention cache at slots start[b] + j (rows may
  * be at different lengths), q scaled as fairseq scales it, residual adds and ReLU fused into the
- * matmuls' stores (the same bits as separate ops). Layer norms are computed here: the same
+ * matmuls' stores (the same bits as separate ops), fc2 over relu's nonzero outputs where
+ * L->sparse_ffn says (small_gemm.c: the same bits as over all of them). Layer norms are computed here: the same
  * formula as torch's, rounded differently in the last bits (~1e-7 relative).
  */
 #include <math.h>
@@ -29,6 +30,23 @@ static void linear(const dl_linear *l, const float *x, int64_t R, float *y, cons
     sg_linear_f16_units(x, R, l->in_features, (const uint16_t *)l->w, l->b, y, l->out_features, res, relu);
   else
     sg_linear_f32_units(x, R, l->in_features, (const float *)l->w, l->b, y, l->out_features, res, relu);
+}
+
+/* fc2: y = x . w^T + b + res, skipping x's zeros as `mode` says (small_gemm.c: the same
+ * bits either way), scratch for the sparse kernel's lists */
+static void linear_sparse_input(const dl_linear *l, const float *x, int64_t R, float *y,
+                                const float *res, int mode, int32_t *scratch) {
+  if (l->half)
+    sg_sparse_linear_f16_units(x, R, l->in_features, (const uint16_t *)l->w, l->b, y,
+                               l->out_features, res, 0, scratch, mode);
+  else
+    sg_sparse_linear_f32_units(x, R, l->in_features, (const float *)l->w, l->b, y,
+                               l->out_features, res, 0, scratch, mode);
+}
+
+/* h, att [R, dim]; qkv or the FFN's hidden units [R, max(3 dim, ffn)]; fc2's scratch */
+int64_t dl_work_floats(int64_t R, int64_t dim, int64_t ffn) {
+  return R * (2 * dim + (ffn > 3 * dim ? ffn : 3 * dim)) + sg_sparse_scratch(R, ffn);
 }
 
 /* rows shared among the region's threads, as the kernels' bodies */
@@ -59,7 +77,7 @@ void dl_norm_units(const dl_norm *nm, const float *x, float *y, int64_t R, int64
  * cross_k/v [B / group, H, S, D] with strides (xb, xh, xt); pad [B / group, S] or NULL;
  * cross_rows [B / group] or NULL: sentence s reads cross_k/v row (and pad row) cross_rows[s];
  * cross_probs [B, H, n, S] or NULL: receives the encoder attention's probabilities.
- * work: B * n * (2 * dim + max(3 * dim, ffn)) floats.
+ * work: dl_work_floats(B * n, dim, ffn) floats.
  * Runs on every thread of the caller's parallel region (dl_layer_f32's, or greedy_draft.c's,
  * which runs all layers of several steps in one): each step below shares its rows or
  * units among them and ends with a barrier (one parallel region per layer rather than one per
@@ -72,7 +90,9 @@ void dl_layer_units(const dl_layer *L, float *x, int64_t B, int64_t n, float *ca
                     int64_t xh, int64_t xt, int64_t S, int64_t group, const int64_t *cross_rows,
                     const uint8_t *pad, float *cross_probs, float *work) {
   const int64_t R = B * n, C = L->dim, H = L->heads, D = L->head_dim;
+  const int64_t wide = L->ffn > 3 * C ? L->ffn : 3 * C;
   float *h = work, *att = work + R * C, *qkv = work + 2 * R * C, *f = qkv;
+  int32_t *scratch = (int32_t *)(qkv + R * wide);
   const int pre = L->normalize_before;
 
   /* self-attention */
@@ -120,7 +140,7 @@ void dl_layer_units(const dl_layer *L, float *x, int64_t B, int64_t n, float *ca
     in = h;
   }
   linear(&L->fc1, in, R, f, NULL, 1);
-  linear(&L->fc2, f, R, x, x, 0);
+  linear_sparse_input(&L->fc2, f, R, x, x, L->sparse_ffn, scratch);
   if (!pre) dl_norm_units(&L->norm[2], x, x, R, C);
 }
 

@@ -40,7 +40,7 @@ static int64_t widest_ffn(const gd_decoder *D) {
 int64_t gd_work_floats(const gd_decoder *D, int64_t B, int64_t width) {
   const int64_t C = D->layer[0].dim, ffn = widest_ffn(D);
   const int64_t R = B * width;
-  return R * C + B * C + B * D->output.out_features + R * (2 * C + (ffn > 3 * C ? ffn : 3 * C));
+  return R * C + B * C + B * D->output.out_features + dl_work_floats(R, C, ffn);
 }
 
 /* x[r] for the n inputs of each row: tokens of row b at tokens[b * stride + j], slot

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define FF_ABI_VERSION 4
+#define FF_ABI_VERSION 5
 
 /* every library (abi.c): FF_ABI_VERSION, and sizeof(struct) by name (-1: no such struct) */
 int ff_abi_version(void);
@@ -26,6 +26,17 @@ void sg_linear_f32(const float *x, int64_t R, int64_t K, const float *p, const f
                    float *y, int64_t N, const float *res, int relu, int threads);
 void sg_linear_f16(const float *x, int64_t R, int64_t K, const uint16_t *p, const float *bias,
                    float *y, int64_t N, const float *res, int relu, int threads);
+/* the same, skipping x's zeros (the same bits for finite weights): mode 0 never (the dense
+ * kernel), 1 where that is cheaper (sg_sparse_cheaper of the call's nonzero counts per row and
+ * nonzero flags per k), 2 always; scratch: sg_sparse_scratch(R, K) int32s */
+int64_t sg_sparse_scratch(int64_t R, int64_t K);
+int sg_sparse_cheaper(const int32_t *cnt, const uint8_t *any, int64_t R, int64_t K);
+void sg_sparse_linear_f32(const float *x, int64_t R, int64_t K, const float *p,
+                          const float *bias, float *y, int64_t N, const float *res, int relu,
+                          int32_t *scratch, int mode, int threads);
+void sg_sparse_linear_f16(const float *x, int64_t R, int64_t K, const uint16_t *p,
+                          const float *bias, float *y, int64_t N, const float *res, int relu,
+                          int32_t *scratch, int mode, int threads);
 
 /* attention.c: softmax(q k^T + mask) v for all rows and heads; the mean over heads */
 void fa_attend_f32(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
@@ -60,6 +71,8 @@ typedef struct {
   int32_t has_cross;
   float scaling;
   float cross_scaling;
+  int32_t sparse_ffn;        /* fc2's sg_sparse_linear mode (its input is relu(fc1)); 0 unless
+                                the fc2 weight is finite */
   dl_norm norm[3];           /* self_attn_layer_norm, encoder_attn_layer_norm, final_layer_norm */
   dl_linear qkv;
   dl_linear out;
@@ -69,6 +82,8 @@ typedef struct {
   dl_linear fc2;
 } dl_layer;
 
+/* the work floats of dl_layer_f32 for R = B * n rows of layers of width dim, FFN ffn */
+int64_t dl_work_floats(int64_t R, int64_t dim, int64_t ffn);
 void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
                   float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,
                   int64_t total, const uint8_t *self_pad, const int64_t *origin,
@@ -157,6 +172,12 @@ void sg_linear_f32_units(const float *x, int64_t R, int64_t K, const float *p,
                          const float *bias, float *y, int64_t N, const float *res, int relu);
 void sg_linear_f16_units(const float *x, int64_t R, int64_t K, const uint16_t *p,
                          const float *bias, float *y, int64_t N, const float *res, int relu);
+void sg_sparse_linear_f32_units(const float *x, int64_t R, int64_t K, const float *p,
+                                const float *bias, float *y, int64_t N, const float *res,
+                                int relu, int32_t *scratch, int mode);
+void sg_sparse_linear_f16_units(const float *x, int64_t R, int64_t K, const uint16_t *p,
+                                const float *bias, float *y, int64_t N, const float *res,
+                                int relu, int32_t *scratch, int mode);
 void fa_attend_units(const float *q, int64_t qb, int64_t qh, int64_t qn, float scale,
                      const float *k, const float *v, int64_t kb, int64_t kh, int64_t kt,
                      float *out, int64_t B, int64_t H, int64_t n, int64_t D, int64_t T,

@@ -22,6 +22,7 @@
  * same float32 operation torch's add / relu would apply to the stored result, so fusing them
  * changes no bit; it saves the decoder a tensor op per use.
  */
+#include <math.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -104,6 +105,31 @@ typedef __m256 vec;
 
 int sg_block(void) { return BLOCK; }
 
+/* The epilogue of one row's accumulators for block outputs o0 .. o0 + BLOCK - 1 (fewer in the
+ * last block): + bias, + residual res[o], relu, stored in y[o]. */
+static inline __attribute__((always_inline)) void store_row(const vec *acc, float *y, int64_t N,
+                                                            int64_t o0, const float *bias,
+                                                            const float *res, int relu) {
+  const int64_t n = N - o0 < BLOCK ? N - o0 : BLOCK;
+  float *yr = y + o0;
+  const float *rr = res ? res + o0 : 0;
+  if (n == BLOCK) {
+    for (int j = 0; j < 4; j++) {
+      vec v = bias ? ADD(acc[j], LOAD_F32(bias + o0 + j * LANES)) : acc[j];
+      if (rr) v = ADD(v, LOAD_F32(rr + j * LANES));
+      STORE(yr + j * LANES, relu ? RELU(v) : v);
+    }
+  } else { /* the last, partial block */
+    float tmp[BLOCK];
+    for (int j = 0; j < 4; j++) STORE(tmp + j * LANES, acc[j]);
+    for (int64_t j = 0; j < n; j++) {
+      float v = bias ? tmp[j] + bias[o0 + j] : tmp[j];
+      if (rr) v += rr[j];
+      yr[j] = relu && v < 0.0f ? 0.0f : v;
+    }
+  }
+}
+
 /* rows r0 .. r0 + nr - 1 of x times one packed block (outputs o0 .. o0 + BLOCK - 1), over
  * k = k0 .. k1 - 1. The accumulators start at zero (k0 == 0) or from part[r][j] (the partial
  * sums an earlier chunk stored there), and end in part (k1 < K) or, with the epilogue, in y.
@@ -137,26 +163,8 @@ int sg_block(void) { return BLOCK; }
         for (int j = 0; j < 4; j++) part[r * 4 + j] = acc[r][j];                               \
       return;                                                                                  \
     }                                                                                          \
-    int64_t n = N - o0 < BLOCK ? N - o0 : BLOCK;                                               \
-    for (int r = 0; r < nr; r++) {                                                             \
-      float *yr = y + r * N + o0;                                                              \
-      const float *rr = res ? res + r * N + o0 : 0;                                            \
-      if (n == BLOCK) {                                                                        \
-        for (int j = 0; j < 4; j++) {                                                          \
-          vec v = bias ? ADD(acc[r][j], LOAD_F32(bias + o0 + j * LANES)) : acc[r][j];          \
-          if (rr) v = ADD(v, LOAD_F32(rr + j * LANES));                                        \
-          STORE(yr + j * LANES, relu ? RELU(v) : v);                                           \
-        }                                                                                      \
-      } else { /* the last, partial block */                                                   \
-        float tmp[BLOCK];                                                                      \
-        for (int j = 0; j < 4; j++) STORE(tmp + j * LANES, acc[r][j]);                         \
-        for (int64_t j = 0; j < n; j++) {                                                      \
-          float v = bias ? tmp[j] + bias[o0 + j] : tmp[j];                                     \
-          if (rr) v += rr[j];                                                                  \
-          yr[j] = relu && v < 0.0f ? 0.0f : v;                                                 \
-        }                                                                                      \
-      }                                                                                        \
-    }                                                                                          \
+    for (int r = 0; r < nr; r++)                                                               \
+      store_row(acc[r], y + r * N, N, o0, bias, res ? res + r * N : 0, relu);                  \
   }
 
 DEFINE_BLOCK(block_f32, float, LOAD_F32)
@@ -215,10 +223,10 @@ static void thread_range(int64_t units, int64_t *u0, int64_t *u1) {
 }
 
 /* per-thread buffer of at least n floats, 64-byte aligned, kept for the thread's life (slot 0:
- * partial sums, slot 1: widened weights), or NULL */
+ * partial sums, slot 1: widened weights, slot 2: the sparse kernel's list positions), or NULL */
 static float *thread_buffer(int slot, int64_t n) {
-  static __thread float *buf[2] = {0, 0};
-  static __thread int64_t cap[2] = {0, 0};
+  static __thread float *buf[3] = {0, 0, 0};
+  static __thread int64_t cap[3] = {0, 0, 0};
   if (n > cap[slot]) {
     free(buf[slot]);
     buf[slot] = aligned_alloc(64, ((n * sizeof(float) + 63) / 64) * 64);
@@ -284,3 +292,172 @@ void sg_linear_f16_units(const float *x, int64_t R, int64_t K, const uint16_t *p
 
 DEFINE_LINEAR(sg_linear_f32, float)
 DEFINE_LINEAR(sg_linear_f16, uint16_t)
+
+/* -- a sparse input: the second matmul of a ReLU feed-forward ---------------------------------
+ *
+ * fc2 reads relu(fc1(x)), and in a trained model most of that is exactly zero (a quarter of the
+ * demo target's decoder units are nonzero for a token, a tenth of its encoder's). A product with
+ * a zero input adds +-0 to its accumulator, and an accumulator is never -0 (it starts at +0,
+ * and a sum that cancels to zero rounds to +0), so the product leaves it unchanged: skipping
+ * zero inputs gives the dense kernel's bits exactly, row by row, whatever the pattern, as long
+ * as the weights are finite (0 x inf is NaN; callers check).
+ *
+ * Once per call each row's nonzero k's are listed, ascending. Each row then accumulates over
+ * its own list, chunk by chunk (KC k-steps) so that a chunk's weights serve the later rows from
+ * L1, the next chunk prefetched only where some row is nonzero; one row alone streams its list,
+ * prefetching PF_J entries ahead. The weight rows that every row skips are never read, and the
+ * arithmetic is each row's own nonzeros; but no weight vector read serves several rows (one
+ * load per multiply-add rather than one per 6), and reading k-steps with gaps between them
+ * gets less from memory than streaming them all. So a call takes the dense kernel where that
+ * is cheaper: rows whose union is nearly every k-step and few enough of them that the dense
+ * kernel is bound by memory (a batch of 8 different sentences' tokens). The cost model
+ * (sg_sparse_cheaper) has the two ratios measured on the transformer-big shape. */
+#define PF_J 32 /* list entries ahead for one row (~128 k-steps at a quarter nonzero) */
+#define GAP_COST 1.6  /* memory time of a k-step read with gaps / streamed */
+#define ROW_COST 2.25 /* time of a multiply-add vector with its own weight load / in a group */
+#define STREAM_COST 7.5 /* memory time of a streamed k-step / one row's arithmetic on it */
+
+/* sg_sparse_linear_*'s mode (kernels.h) */
+enum { SPARSE_NEVER = 0, SPARSE_CHEAPER = 1, SPARSE_ALWAYS = 2 };
+
+/* the scratch a sparse call needs, in int32s: idx [R, K], cnt [R], any [K] bytes */
+int64_t sg_sparse_scratch(int64_t R, int64_t K) { return R * K + R + (K + 3) / 4; }
+
+/* idx[r, :cnt[r]] = the k's where x[r, k] != 0 (NaN included), ascending; any[k] = whether
+ * some row is nonzero at k. Shares rows (then k ranges) among the region's threads. */
+static void sg_nonzero_units(const float *x, int64_t R, int64_t K, int32_t *idx, int32_t *cnt,
+                             uint8_t *any) {
+#pragma omp for schedule(static)
+  for (int64_t r = 0; r < R; r++) {
+    const float *xr = x + r * K;
+    int32_t *ir = idx + r * K, c = 0;
+    for (int64_t k = 0; k < K; k++) { /* no branch: write k, keep it where nonzero */
+      ir[c] = (int32_t)k;
+      c += xr[k] != 0.0f;
+    }
+    cnt[r] = c;
+  }
+#pragma omp for schedule(static)
+  for (int64_t k0 = 0; k0 < K; k0 += 256) {
+    const int64_t k1 = k0 + 256 < K ? k0 + 256 : K;
+    for (int64_t k = k0; k < k1; k++) any[k] = 0;
+    for (int64_t r = 0; r < R; r++)
+      for (int64_t k = k0; k < k1; k++) any[k] |= x[r * K + k] != 0.0f;
+  }
+}
+
+/* Whether the lists are cheaper than the dense kernel, each costed as the larger of its
+ * memory and its arithmetic (in units of one row's arithmetic on one dense k-step):
+ * lists max(GAP_COST STREAM_COST U, ROW_COST nonzeros), dense max(STREAM_COST K, R K), with U
+ * the k-steps some row needs. */
+int sg_sparse_cheaper(const int32_t *cnt, const uint8_t *any, int64_t R, int64_t K) {
+  double nnz = 0, u = 0;
+  for (int64_t r = 0; r < R; r++) nnz += cnt[r];
+  for (int64_t k = 0; k < K; k++) u += any[k];
+  const double lists = fmax(GAP_COST * STREAM_COST * u, ROW_COST * nnz);
+  const double dense = fmax(STREAM_COST * K, (double)R * K);
+  return lists < dense;
+}
+
+/* one row's accumulators acc[4] over its list entries ix[j0 .. j1 - 1] of block pb; with
+ * jpf > 0, the weights of entry j + PF_J (< jpf) are prefetched */
+#define DEFINE_SPARSE_ROW(NAME, WTYPE, LOAD)                                                   \
+  static inline __attribute__((always_inline)) void NAME(const float *xr, const int32_t *ix,   \
+                                                         int64_t j0, int64_t j1,               \
+                                                         const WTYPE *pb, vec *acc,            \
+                                                         int64_t jpf) {                        \
+    vec a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];                                    \
+    for (int64_t j = j0; j < j1; j++) {                                                        \
+      if (j + PF_J < jpf) PREFETCH(pb + (int64_t)ix[j + PF_J] * BLOCK, WTYPE, 0);              \
+      const int64_t k = ix[j];                                                                 \
+      const WTYPE *wk = pb + k * BLOCK;                                                        \
+      const vec xk = SPLAT(xr[k]);                                                             \
+      a0 = FMADD(xk, LOAD(wk), a0);                                                            \
+      a1 = FMADD(xk, LOAD(wk + LANES), a1);                                                    \
+      a2 = FMADD(xk, LOAD(wk + 2 * LANES), a2);                                                \
+      a3 = FMADD(xk, LOAD(wk + 3 * LANES), a3);                                                \
+    }                                                                                          \
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;                                        \
+  }
+
+DEFINE_SPARSE_ROW(sparse_row_f32, float, LOAD_F32)
+DEFINE_SPARSE_ROW(sparse_row_f16, uint16_t, LOAD_F16)
+
+/* rows r0 .. r1 - 1 times block pb (outputs o0 ..), chunk by chunk, each row over its entries
+ * in the chunk (pos: where each row's list is), the next chunk's nonzero k-steps prefetched a
+ * share before each row; part: [r1 - r0][4] vectors. Without part or pos (no memory), or for
+ * one row, each row streams its whole list. */
+#define RUN_ROWS(ROW_FN, WTYPE, pb, o0, r0, r1, part, pos)                                     \
+  do {                                                                                         \
+    if (!(part) || !(pos) || (r1) - (r0) == 1) {                                               \
+      for (int64_t r = (r0); r < (r1); r++) {                                                  \
+        vec acc[4] = {ZERO(), ZERO(), ZERO(), ZERO()};                                         \
+        ROW_FN(x + r * K, idx + r * K, 0, cnt[r], pb, acc, cnt[r]);                            \
+        store_row(acc, y + r * N, N, o0, bias, res ? res + r * N : 0, relu);                   \
+      }                                                                                        \
+      break;                                                                                   \
+    }                                                                                          \
+    const int64_t m = (r1) - (r0);                                                             \
+    for (int64_t i = 0; i < m; i++) {                                                          \
+      pos[i] = 0;                                                                              \
+      for (int j = 0; j < 4; j++) part[i * 4 + j] = ZERO();                                    \
+    }                                                                                          \
+    for (int64_t k0 = 0; k0 < K; k0 += KC) {                                                   \
+      const int64_t k1 = k0 + KC < K ? k0 + KC : K, k2 = k1 + KC < K ? k1 + KC : K;            \
+      for (int64_t i = 0; i < m; i++) {                                                        \
+        const int64_t r = (r0) + i;                                                            \
+        for (int64_t k = k1 + i; k < k2; k += m)                                               \
+          if (any[k]) PREFETCH((pb) + k * BLOCK, WTYPE, 0);                                    \
+        const int32_t *ixr = idx + r * K;                                                      \
+        int64_t j1 = pos[i];                                                                   \
+        while (j1 < cnt[r] && ixr[j1] < k1) j1++;                                              \
+        ROW_FN(x + r * K, ixr, pos[i], j1, pb, part + i * 4, 0);                               \
+        pos[i] = (int32_t)j1;                                                                  \
+        if (k1 == K)                                                                           \
+          store_row(part + i * 4, y + r * N, N, o0, bias, res ? res + r * N : 0, relu);        \
+      }                                                                                        \
+    }                                                                                          \
+  } while (0)
+
+/* y [R, N] = x [R, K] . w^T + bias (+ res) (relu) as sg_linear_*_units, skipping x's zeros:
+ * mode SPARSE_NEVER (the dense kernel), SPARSE_CHEAPER (where sg_sparse_cheaper says so) or
+ * SPARSE_ALWAYS; scratch: sg_sparse_scratch(R, K) int32s. The units are the dense kernel's
+ * (block, row group) pairs, shared among the region's threads the same way. */
+#define DEFINE_SPARSE_LINEAR(NAME, DENSE, ROW_FN, WTYPE)                                       \
+  void NAME##_units(const float *x, int64_t R, int64_t K, const WTYPE *p, const float *bias,   \
+                    float *y, int64_t N, const float *res, int relu, int32_t *scratch,         \
+                    int mode) {                                                                \
+    if (mode == SPARSE_NEVER) {                                                                \
+      DENSE##_units(x, R, K, p, bias, y, N, res, relu);                                        \
+      return;                                                                                  \
+    }                                                                                          \
+    int32_t *idx = scratch, *cnt = scratch + R * K;                                            \
+    uint8_t *any = (uint8_t *)(cnt + R);                                                       \
+    sg_nonzero_units(x, R, K, idx, cnt, any);                                                  \
+    if (mode == SPARSE_CHEAPER && !sg_sparse_cheaper(cnt, any, R, K)) {                        \
+      DENSE##_units(x, R, K, p, bias, y, N, res, relu);                                        \
+      return;                                                                                  \
+    }                                                                                          \
+    const int64_t groups = (R + ROWS - 1) / ROWS;                                              \
+    int64_t u0, u1;                                                                            \
+    thread_range(UNITS(R, N), &u0, &u1);                                                       \
+    const int64_t most = (u1 - u0 < groups ? u1 - u0 : groups) * ROWS;                         \
+    vec *part = u1 > u0 ? (vec *)thread_buffer(0, most * 4 * LANES) : 0;                       \
+    int32_t *pos = u1 > u0 ? (int32_t *)thread_buffer(2, most) : 0;                            \
+    for (int64_t u = u0; u < u1;) {                                                            \
+      const int64_t b = u / groups, g0 = u % groups;                                           \
+      const int64_t g1 = groups - g0 < u1 - u ? groups : g0 + (u1 - u);                        \
+      RUN_ROWS(ROW_FN, WTYPE, p + b * K * BLOCK, b * BLOCK, g0 * ROWS,                         \
+               g1 * ROWS < R ? g1 * ROWS : R, part, pos);                                      \
+      u += g1 - g0;                                                                            \
+    }                                                                                          \
+    _Pragma("omp barrier")                                                                     \
+  }                                                                                            \
+  void NAME(const float *x, int64_t R, int64_t K, const WTYPE *p, const float *bias, float *y, \
+            int64_t N, const float *res, int relu, int32_t *scratch, int mode, int threads) {  \
+    _Pragma("omp parallel num_threads(threads) if (threads > 1 && UNITS(R, N) > 1)")           \
+    NAME##_units(x, R, K, p, bias, y, N, res, relu, scratch, mode);                            \
+  }
+
+DEFINE_SPARSE_LINEAR(sg_sparse_linear_f32, sg_linear_f32, sparse_row_f32, float)
+DEFINE_SPARSE_LINEAR(sg_sparse_linear_f16, sg_linear_f16, sparse_row_f16, uint16_t)
