@@ -24,10 +24,10 @@ sparse_ffn()).
 
 Weights are the ones packed_linear.py packs (the same cache: packed once, packed again when a
 weight changes); the per-layer argument structs are rebuilt only when a parameter (or the
-sparse_ffn() setting) changes,
-which is checked once per batch (at the first call after LeanDecoder.init_state's `new_batch()`,
-and in every FusedEncoder.forward), not per call: checking the demo target's 156 parameters took
-~30 us, ~5% of a batch-1 speculative run at 74 calls a sentence.
+sparse_ffn() setting) changes, which is checked once per batch (at the first call after
+LeanDecoder.init_state's `new_batch()`, and in every FusedEncoder.forward), not per call:
+checking the demo target's 156 parameters took ~30 us, ~5% of a batch-1 speculative run at 74
+calls a sentence.
 """
 import ctypes
 import os
