@@ -16,7 +16,8 @@ it decodes (perf's control FIFO; "under perf" is that run's ms/token: perf's own
 the cores). Every sample is a cpu-clock period of one thread, filed by the function it caught
 and that function's library:
 
-    matmul      the GEMM kernels: the plugin's (sg_linear_*) and torch's (MKL, oneDNN, cpublas)
+    matmul      the GEMM kernels: the plugin's (sg_linear_*, and sg_sparse_linear_* with the
+                listing of its input's nonzeros) and torch's (MKL, oneDNN, cpublas)
     attention   the plugin's attention kernels (fa_*, the scores and weighted sums); stock's
                 attention runs as torch ops, and is matmul and torch here
     kernels     the plugin's other C: layer norms, the greedy draft's steps, n-gram blocking
@@ -55,7 +56,7 @@ import benchmark_scale as scale  # noqa: E402  (its engines, target and generato
 
 CATEGORIES = ["matmul", "attention", "kernels", "omp wait", "torch", "python", "os", "idle"]
 # the plugin's C kernels (kernels-<hash>.so): matmul and attention functions by name
-_PLUGIN_MATMUL = re.compile(r"^sg_linear")
+_PLUGIN_MATMUL = re.compile(r"^sg_(linear|sparse_linear|nonzero)")
 _PLUGIN_ATTENTION = re.compile(r"^(fa_|scores_|weighted_sum_|attend)")
 # torch's GEMMs: MKL, oneDNN (dnnl, brgemm, jit gemm kernels), cpublas, sgemm
 _TORCH_MATMUL = re.compile(r"gemm|mkl_blas|dnnl|jit_avx|cpublas", re.IGNORECASE)

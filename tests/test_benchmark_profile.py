@@ -16,6 +16,8 @@ KERNELS = "/root/.cache/fairseq_fast/kernels-cafe.so"
 @pytest.mark.parametrize("symbol, library, expected", [
     ("sg_linear_f32_units_avx512", KERNELS, "matmul"),
     ("sg_linear_f16_units_avx2", KERNELS, "matmul"),
+    ("sg_sparse_linear_f32_units_avx512", KERNELS, "matmul"),
+    ("sg_nonzero_units", KERNELS, "matmul"),
     ("fa_attend_units_avx512", KERNELS, "attention"),
     ("scores_4", KERNELS, "attention"),
     ("weighted_sum_4", KERNELS, "attention"),

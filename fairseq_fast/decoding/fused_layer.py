@@ -156,7 +156,8 @@ class FusedLayers:
             s.cross_out = self._linear_struct(cross.out_proj.weight, cross.out_proj.bias)
         s.fc1 = self._linear_struct(layer.fc1.weight, layer.fc1.bias)
         s.fc2 = self._linear_struct(layer.fc2.weight, layer.fc2.bias)
-        finite = bool(torch.isfinite(layer.fc2.weight).all())  # (0 x inf: NaN, not skipped)
+        # 0 x inf is NaN, which skipping would not give (checked once per packed weight)
+        finite = self.linear.packed(layer.fc2.weight, "kernel").finite
         s.sparse_ffn = sparse_ffn() if finite else SPARSE_NEVER
         return s
 

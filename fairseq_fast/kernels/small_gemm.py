@@ -54,6 +54,15 @@ class Packed:
     data: Tensor  # [blocks, in, block] float32 or float16
     out_features: int
     in_features: int
+    _finite: Optional[bool] = None
+
+    @property
+    def finite(self) -> bool:
+        """Whether every weight is finite (checked on first use, once per packing: a weight
+        changed in place is packed again)."""
+        if self._finite is None:
+            self._finite = bool(torch.isfinite(self.data).all())
+        return self._finite
 
 
 def available() -> bool:
