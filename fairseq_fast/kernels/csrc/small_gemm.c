@@ -310,8 +310,9 @@ DEFINE_LINEAR(sg_linear_f16, uint16_t)
  * load per multiply-add rather than one per 6), and reading k-steps with gaps between them
  * gets less from memory than streaming them all. So a call takes the dense kernel where that
  * is cheaper: rows whose union is nearly every k-step and few enough of them that the dense
- * kernel is bound by memory (a batch of 8 different sentences' tokens). The cost model
- * (sg_sparse_cheaper) has the two ratios measured on the transformer-big shape. */
+ * kernel is bound by memory (a batch of 8 different sentences' tokens). The cost model's
+ * three ratios (sg_sparse_cheaper) were measured on transformer-big's fc2 (4096 -> 1024) at the
+ * AVX-512 level; a ratio that is off costs speed where the choice is close, never bits. */
 #define PF_J 32 /* list entries ahead for one row (~128 k-steps at a quarter nonzero) */
 #define GAP_COST 1.6  /* memory time of a k-step read with gaps / streamed */
 #define ROW_COST 2.25 /* time of a multiply-add vector with its own weight load / in a group */
