@@ -249,10 +249,6 @@ def weight_bytes(decoder, kind="float32"):
     stored as `kind`: "float32"; "int8" (CTranslate2: one byte per weight, a float32 scale per
     row); "plugin" (the plugin's small-matrix kernel, which takes every matrix at one row, packs
     a matrix whose values are all float16 numbers as float16: small_gemm.py)."""
-    import torch
-
-    from fairseq_fast.kernels import small_gemm
-
     total = 0
     for name, p in decoder.named_parameters(remove_duplicate=False):
         if name == "embed_tokens.weight" or name.startswith("embed_positions."):
@@ -261,12 +257,23 @@ def weight_bytes(decoder, kind="float32"):
             continue  # once per sentence
         elif p.dim() == 2 and kind == "int8":
             total += p.numel() + 4 * p.size(0)
-        elif p.dim() == 2 and kind == "plugin" and small_gemm.available() and torch.equal(
-                p.detach().half().float(), p.detach()):
-            total += 2 * p.numel()
+        elif p.dim() == 2 and kind == "plugin":
+            total += plugin_bytes(p)
         else:
             total += 4 * p.numel()
     return total
+
+
+def plugin_bytes(weight):
+    """The bytes of a matrix as the plugin's small-matrix kernel stores it: float16 where every
+    value is a float16 number (small_gemm.py), else float32."""
+    import torch
+
+    from fairseq_fast.kernels import small_gemm
+
+    w = weight.detach()
+    half = small_gemm.available() and torch.equal(w.half().float(), w)
+    return (2 if half else 4) * w.numel()
 
 
 def ffn_density(model, task, samples, cfg):
@@ -291,19 +298,11 @@ def ffn_density(model, task, samples, cfg):
     return {part: nonzero / max(total, 1) for part, (nonzero, total) in counts.items()}
 
 
-def bytes_read(decoder, plugin_bytes, density):
+def bytes_read(decoder, packed, density):
     """A batch-1 step's weight bytes as the plugin reads them: its packing's bytes, less the fc2
     weight rows of the hidden units that are zero (`density` of them are not, on average)."""
-    import torch
-
-    from fairseq_fast.kernels import small_gemm
-
-    skipped = 0
-    for layer in decoder.layers:
-        w = layer.fc2.weight
-        half = small_gemm.available() and torch.equal(w.detach().half().float(), w.detach())
-        skipped += (2 if half else 4) * w.numel() * (1 - density)
-    return plugin_bytes - skipped
+    skipped = sum(plugin_bytes(layer.fc2.weight) for layer in decoder.layers) * (1 - density)
+    return packed - skipped
 
 
 # -- one row ----------------------------------------------------------------------------------

@@ -423,7 +423,7 @@ DEFINE_SPARSE_ROW(sparse_row_f16, uint16_t, LOAD_F16)
 /* y [R, N] = x [R, K] . w^T + bias (+ res) (relu) as sg_linear_*_units, skipping x's zeros:
  * mode SPARSE_NEVER (the dense kernel), SPARSE_CHEAPER (where sg_sparse_cheaper says so) or
  * SPARSE_ALWAYS; scratch: sg_sparse_scratch(R, K) int32s. The units are the dense kernel's
- * (block, row group) pairs, shared among the region's threads the same way. */
+ * (block, row group) pairs, shared among the region's threads by the same FOR_BLOCKS. */
 #define DEFINE_SPARSE_LINEAR(NAME, DENSE, ROW_FN, WTYPE)                                       \
   void NAME##_units(const float *x, int64_t R, int64_t K, const WTYPE *p, const float *bias,   \
                     float *y, int64_t N, const float *res, int relu, int32_t *scratch,         \
@@ -439,20 +439,9 @@ DEFINE_SPARSE_ROW(sparse_row_f16, uint16_t, LOAD_F16)
       DENSE##_units(x, R, K, p, bias, y, N, res, relu);                                        \
       return;                                                                                  \
     }                                                                                          \
-    const int64_t groups = (R + ROWS - 1) / ROWS;                                              \
-    int64_t u0, u1;                                                                            \
-    thread_range(UNITS(R, N), &u0, &u1);                                                       \
-    const int64_t most = (u1 - u0 < groups ? u1 - u0 : groups) * ROWS;                         \
-    vec *part = u1 > u0 ? (vec *)thread_buffer(0, most * 4 * LANES) : 0;                       \
-    int32_t *pos = u1 > u0 ? (int32_t *)thread_buffer(2, most) : 0;                            \
-    for (int64_t u = u0; u < u1;) {                                                            \
-      const int64_t b = u / groups, g0 = u % groups;                                           \
-      const int64_t g1 = groups - g0 < u1 - u ? groups : g0 + (u1 - u);                        \
-      RUN_ROWS(ROW_FN, WTYPE, p + b * K * BLOCK, b * BLOCK, g0 * ROWS,                         \
-               g1 * ROWS < R ? g1 * ROWS : R, part, pos);                                      \
-      u += g1 - g0;                                                                            \
-    }                                                                                          \
-    _Pragma("omp barrier")                                                                     \
+    int32_t *pos = (int32_t *)thread_buffer(2, ((R + ROWS - 1) / ROWS) * ROWS);                \
+    FOR_BLOCKS(RUN_ROWS(ROW_FN, WTYPE, p + b * K * BLOCK, b * BLOCK, g0 * ROWS,                \
+                        g1 * ROWS < R ? g1 * ROWS : R, part, pos));                            \
   }                                                                                            \
   void NAME(const float *x, int64_t R, int64_t K, const WTYPE *p, const float *bias, float *y, \
             int64_t N, const float *res, int relu, int32_t *scratch, int mode, int threads) {  \
