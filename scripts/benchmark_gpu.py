@@ -11,9 +11,11 @@ each F and dtype, in one process, side by side (benchmark_scale.measure: each en
 decodes the shortest and the longest batch untimed, then the engines alternate within each
 repeat, the order rotating; medians):
 
-    greedy, batch 1    stock fairseq, the plugin's default generator, speculative (the demo
-                       draft, --draft-len 4, --draft-vocab 1536 as make demo runs it), the same
-                       with --adaptive-draft-len, BiLD at its defaults
+    greedy, batch 1    stock fairseq, the plugin's default generator, the same with
+                       FAIRSEQ_FAST_CUDA_GRAPHS=0 (its decoder calls launched op by op, not
+                       replayed from CUDA graphs), speculative (the demo draft, --draft-len 4,
+                       --draft-vocab 1536 as make demo runs it), the same with
+                       --adaptive-draft-len, BiLD at its defaults
     greedy, batch 32   stock, default, speculative
     beam 5, batch 32   stock, default
 
@@ -26,14 +28,15 @@ run). Prints a table, writes JSON (scripts/report.py renders it as the GPU secti
 docs/benchmarks.md).
 
 Then, per F and dtype, where one decoder step's time goes (one sentence at position ~20, batch
-1): stock's incremental step, the plugin's lean step (one token) and verify pass (5 tokens), and
-the decoder's matrix products alone. For each: the wall time with the GPU waited for, the host's
+1): stock's incremental step, the plugin's lean step (one token) and verify pass (5 tokens),
+replayed from CUDA graphs and launched op by op, and the decoder's matrix products alone. For each: the wall time with the GPU waited for, the host's
 time to issue it (50 calls back to back, one wait at the end), the CUDA kernels it launches and
 their summed busy time (torch.profiler), and the host-device synchronisations it makes
 (torch.cuda.set_sync_debug_mode). A step that issues ~200 kernels in milliseconds but keeps the
 GPU busy for a fraction of one is bound by the host, not by the GPU.
 """
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -46,11 +49,14 @@ from benchmark_scale import (DEFAULT, SPEC_ADAPTIVE, SPECULATIVE, build_generato
                              fairseq_engine, measure, widened_target)
 
 STOCK, BILD = "stock fairseq", "fairseq_fast BiLD"
+# the default generator with its decoder calls launched op by op, not replayed from CUDA graphs
+EAGER = DEFAULT + ", no CUDA graphs"
 
 
 def rows(args):
     """(setting, beam, batch size, sentences, engines) of every row."""
-    return [("greedy", 1, 1, args.sentences, [STOCK, DEFAULT, SPECULATIVE, SPEC_ADAPTIVE, BILD]),
+    return [("greedy", 1, 1, args.sentences,
+             [STOCK, DEFAULT, EAGER, SPECULATIVE, SPEC_ADAPTIVE, BILD]),
             ("greedy", 1, 32, args.batch_sentences, [STOCK, DEFAULT, SPECULATIVE]),
             ("beam 5", 5, 32, args.batch_sentences, [STOCK, DEFAULT])]
 
@@ -124,18 +130,49 @@ def _syncs(fn):
     return sum("synchroniz" in str(w.message) for w in caught)
 
 
-# benchmark.step_parts' parts, as the table names them (the verify pass at draft length 4)
+# benchmark.step_parts' parts, as the table names them (the verify pass at draft length 4), and
+# the lean calls again without CUDA graphs
 PARTS = {"stock_step": "stock step", "lean_step": "lean step", "verify": "lean verify, 5 tokens",
-         "matmul_only": "matmuls only"}
+         "eager_lean_step": "lean step, no CUDA graphs",
+         "eager_verify": "lean verify, 5 tokens, no CUDA graphs", "matmul_only": "matmuls only"}
+
+
+@contextlib.contextmanager
+def graphs_off():
+    """The lean decoders built inside launch their calls op by op (FAIRSEQ_FAST_CUDA_GRAPHS=0)."""
+    before = os.environ.get("FAIRSEQ_FAST_CUDA_GRAPHS")
+    os.environ["FAIRSEQ_FAST_CUDA_GRAPHS"] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["FAIRSEQ_FAST_CUDA_GRAPHS"]
+        else:
+            os.environ["FAIRSEQ_FAST_CUDA_GRAPHS"] = before
+
+
+def engine_generator(engine, *args):
+    """build_generator's generator for `engine`, EAGER included."""
+    if engine != EAGER:
+        return build_generator(engine, *args)
+    with graphs_off():
+        return build_generator(DEFAULT, *args)
 
 
 def step_profile(model, sample):
-    """{part: figures} for stock's decoder step, the lean step, a lean verify pass of 5 tokens
-    and the decoder's matrix products alone (benchmark.step_parts; see the module docstring)."""
+    """{part: figures} for stock's decoder step, the lean step and a lean verify pass of 5
+    tokens (replayed from CUDA graphs, and launched op by op) and the decoder's matrix products
+    alone (benchmark.step_parts; see the module docstring)."""
     from benchmark import step_parts
 
+    parts = step_parts(model, sample, 4)
+    with graphs_off():
+        eager = step_parts(model, sample, 4)
+    parts = {"stock_step": parts["stock_step"], "lean_step": parts["lean_step"],
+             "verify": parts["verify"], "eager_lean_step": eager["lean_step"],
+             "eager_verify": eager["verify"], "matmul_only": parts["matmul_only"]}
     out = {}
-    for key, fn in step_parts(model, sample, 4).items():
+    for key, fn in parts.items():
         figures = out[PARTS[key]] = _issue_times(fn)
         figures["kernels"], figures["kernel_busy_ms"] = _kernels(fn)
         figures["syncs"] = _syncs(fn)
@@ -166,8 +203,8 @@ def run_case(factor, dtype, args):
         samples, n = batches(task, sentences, bsz)
         samples = [utils.move_to_cuda(s) for s in samples]
         print(f"[gpu] x{factor} {dtype}: {name}, batch {bsz}, {n} sentences", flush=True)
-        generators = {e: build_generator(e, task, target, cfg, draft, vocab, beam,
-                                         args.draft_len) for e in engines}
+        generators = {e: engine_generator(e, task, target, cfg, draft, vocab, beam,
+                                          args.draft_len) for e in engines}
         runs = {e: fairseq_engine(g, target, samples, tgt_dict, peak=PeakGPU)
                 for e, g in generators.items()}
         figures, _ = measure(runs, args.repeats, n)

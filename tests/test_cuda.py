@@ -215,3 +215,67 @@ def test_float16_agrees_with_stock_float16(trained_half, engine):
         assert hyp["tokens"][-1] == tgt_dict.eos()
         assert hyp["positional_scores"].dtype == want[i]["positional_scores"].dtype
         assert torch.isfinite(hyp["positional_scores"]).all()
+
+
+# -- CUDA graphs ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16])
+@torch.no_grad()
+def test_graph_replays_compute_the_static_function(dtype):
+    """A replayed graph writes what the function it captured computes run eagerly (the same
+    kernels: the same bits), over many lengths, a rollback and two batches; and that function is
+    forward's arithmetic (float32 attention softmax: CUDA's adds the masked zeros without
+    reordering, so in float64 and float32 it is forward's bits too, up to the matmuls' blocking)."""
+    from fairseq_fast.decoding.cuda_graphs import StepGraphs
+    from fairseq_fast.decoding.lean_decoder import LeanDecoder
+
+    model = translation_model(FAST_TASK, layers=2, dim=32, heads=4, seed=5).to(CUDA, dtype)
+    lean = LeanDecoder(model.decoder)
+    assert isinstance(lean.graphs, StepGraphs)
+    eager = StepGraphs(lean, capture=False)
+    g = torch.Generator().manual_seed(0)
+    worst = 0.0
+    for lengths in ([6, 3], [11, 11]):
+        sample = gpu_sample(source_batch(DICT, lengths, seed=len(lengths)))
+        enc = model.encoder.forward_torchscript(sample["net_input"])
+        states = [lean.init_state(enc, 2, 32, dtype, CUDA) for _ in range(3)]
+        for call in (3, 1, 1, 5, -2, 1, 1, 4, 1):
+            if call < 0:
+                for s in states:
+                    s.rollback_to(s.lengths + call)
+                continue
+            tokens = torch.randint(DICT.nspecial, len(DICT), (2, call), generator=g).to(CUDA)
+            want = lean.forward(states[0], tokens)
+            got = lean.graphs.run(states[1], tokens)
+            ref = eager.run(states[2], tokens)
+            for s in states[1:]:
+                s.lengths = s.lengths + call
+            assert torch.equal(got, ref)
+            worst = max(worst, float((got.double() - want.double()).abs().max()))
+    tol = {torch.float64: 1e-6, torch.float32: 1e-4, torch.float16: 5e-2}[dtype]
+    assert worst <= tol, worst
+    assert lean.graphs.replays > 0 and all(e.graph is not None for e in lean.graphs.graphs.values())
+
+
+def test_generators_replay_graphs():
+    """The default generator (greedy, beam) and speculative decoding on the GPU are served by
+    graphs, and write stock's tokens; FAIRSEQ_FAST_CUDA_GRAPHS=0 turns them off."""
+    model = translation_model(FAST_TASK, layers=2, dim=32, heads=4, seed=6).to(CUDA)
+    draft = translation_model(FAST_TASK, layers=1, dim=16, heads=2, seed=7).to(CUDA)
+    sample = gpu_sample(source_batch(DICT, [7, 4, 9], seed=1))
+    for beam in (1, 4):
+        ours, stock = build_pair([model], gen_args(beam=beam, max_len_b=20))
+        assert_same(stock.generate([model], sample), ours.generate([model], sample), 1)
+        assert ours.model.lean[0].graphs.replays > 0
+    spec = SpeculativeSequenceGenerator([model], DICT, draft_model=draft, draft_len=3,
+                                        max_len_b=20)
+    one = gpu_sample(source_batch(DICT, [8], seed=2))
+    stock = SequenceGenerator([model], DICT, beam_size=1, max_len_b=20)
+    assert (spec.generate([model], one)[0][0]["tokens"].tolist()
+            == stock.generate([model], one)[0][0]["tokens"].tolist())
+    assert spec.target.graphs.replays > 0 and spec.proposer.lean.graphs.replays > 0
+    os.environ["FAIRSEQ_FAST_CUDA_GRAPHS"] = "0"
+    try:
+        ours, _ = build_pair([model], gen_args(beam=1, max_len_b=20))
+        assert ours.model.lean[0].graphs is None
+    finally:
+        del os.environ["FAIRSEQ_FAST_CUDA_GRAPHS"]

@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from fairseq_fast.kernels import cpu_attention
+from fairseq_fast.decoding.cuda_graphs import StepGraphs
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.errors import UserError
 from fairseq_fast.decoding.fused_decoder import FusedDecoder
@@ -89,8 +90,9 @@ class LeanDecoder:
         packed: matmuls through packed_linear.py (the small-matrix kernel or oneDNN, on weights
         packed once) where its rule says they are faster, attention through cpu_attention.py,
         plain layers as one C call each (fused_layer.py) and a plain decoder's whole pass as
-        one (fused_decoder.py) (float32 on CPU); False: torch's F.linear, matmul and softmax
-        everywhere (--no-fast-linear)."""
+        one (fused_decoder.py) (float32 on CPU), and on a GPU calls replayed from CUDA graphs
+        (cuda_graphs.py); False: torch's F.linear, matmul and softmax everywhere, launched one
+        by one (--no-fast-linear)."""
         check_supported(decoder)
         if vocab is not None and decoder.adaptive_softmax is not None:
             raise UserError("--draft-vocab needs a draft with an output projection (this one "
@@ -104,6 +106,8 @@ class LeanDecoder:
         self.fused_layers = FusedLayers.build(self.layers, self.linear) if packed else None
         # the whole pass in one C call where every part of the decoder is of a kind it has
         self.fused_decoder = FusedDecoder.build(self)
+        # on a GPU, calls replayed from CUDA graphs (cuda_graphs.py)
+        self.graphs = StepGraphs.build(self, packed)
         self._shortlist = (None, None)  # (weights' identity, (vocab, rows, bias))
         first = self.layers[0].self_attn
         self.heads = first.num_heads
@@ -126,6 +130,8 @@ class LeanDecoder:
         reuse: an earlier state's K/V buffers (DecoderState.allocate)."""
         if self.fused_layers is not None:
             self.fused_layers.new_batch()  # its first call checks for changed weights
+        if self.graphs is not None:
+            self.graphs.new_batch()  # drops its graphs if a weight changed
         cross_k: List[Tensor] = []
         cross_v: List[Tensor] = []
         cross_mask = None
@@ -170,11 +176,12 @@ class LeanDecoder:
             return module.weights, offset
         return module.weight, offset
 
-    def _positions(self, positions: Tensor) -> Optional[Tensor]:
-        """positions [B, n] (0-based decoder time steps) -> embeddings [B, n, C]"""
+    def _positions(self, positions: Tensor, limit: int) -> Optional[Tensor]:
+        """positions [B, n] (0-based decoder time steps, all below `limit`) -> embeddings
+        [B, n, C]"""
         if self.decoder.embed_positions is None:
             return None
-        table, offset = self.position_table(int(positions.max()) + 1)
+        table, offset = self.position_table(limit)
         return table[(positions + offset).clamp(max=table.size(0) - 1)]
 
     def forward(self, state: DecoderState, tokens: Tensor, need_attn: bool = False):
@@ -185,7 +192,6 @@ class LeanDecoder:
         encoder attention averaged over heads, in float32, as fairseq's decoder returns it.
         Rows whose last inputs are padding fillers (ragged catch-up) still write those slots;
         the caller then lowers state.lengths, which makes the fillers invisible."""
-        dec = self.decoder
         bsz, n = tokens.shape
         start = state.lengths  # [B]
         starts = start.tolist()
@@ -200,9 +206,53 @@ class LeanDecoder:
             scores = self.fused_decoder.forward(state, tokens, total)
             state.lengths = start + n
             return self._scatter(scores)
+        if (self.graphs is not None and lo == hi
+                and self.graphs.usable(state, tokens, need_attn)):
+            out = self.graphs.run(state, tokens, need_attn)  # this call's ops, replayed
+            state.lengths = start + n
+            return out
         steps = torch.arange(n, device=tokens.device)
         positions = start[:, None] + steps[None, :]  # [B, n]
+        x = self._embed(tokens, positions, total)
 
+        attn = None
+        if self.fused_layers is not None and self.fused_layers.usable(x, bsz * n):
+            x = x.contiguous()  # a fresh tensor of ours: the layers update it in place
+            attn = self.fused_layers.run(x, state, start, total, need_attn)
+        else:
+            x, attn = self._layers(x, state, start, positions, lo, hi, n, total, need_attn)
+        state.lengths = start + n
+        logits = self._output(self._final(x))
+        return (logits, attn) if need_attn else logits
+
+    def static_forward(self, state: DecoderState, tokens: Tensor, need_attn: bool = False):
+        """forward's arithmetic for rows that are all at one length, with no shape and no
+        launch depending on that length: tokens [B, n] go to slots state.lengths[0] .. + n - 1
+        (read on the device) and attend over the cache's whole capacity, the slots at and after
+        each query's position + 1 masked; positions are read from a table of capacity rows;
+        state's encoder K/V may be padded (state.cross_mask masks the padding). Returns what
+        forward returns (attn over the padded source) and leaves state.lengths alone. This is
+        what a CUDA graph captures once and replays at every length (cuda_graphs.py); masked
+        slots add exact zeros to the softmax's sums and to probs @ V."""
+        n, capacity = tokens.size(1), state.capacity
+        positions = state.lengths[:, None] + torch.arange(n, device=tokens.device)[None, :]
+        x = self._embed(tokens, positions, capacity)
+        slots = positions[0]
+        mask = (torch.arange(capacity, device=x.device)[None, :] > slots[:, None])[None, None]
+        attn = None
+        last = len(self.layers) - 1
+        for i, layer in enumerate(self.layers):
+            x, probs = self._layer(i, layer, x, state, None, positions, slots, n, capacity,
+                                   mask, False, need_attn and i == last)
+            if probs is not None:
+                attn = probs.mean(dim=1)
+        logits = self._output(self._final(x))
+        return (logits, attn) if need_attn else logits
+
+    def _embed(self, tokens: Tensor, positions: Tensor, limit: int) -> Tensor:
+        """The layers' input for tokens [B, n] at decoder time steps positions [B, n] (all
+        below `limit`)."""
+        dec = self.decoder
         if type(dec.embed_tokens) is nn.Embedding:
             x = dec.embed_scale * F.embedding(tokens, dec.embed_tokens.weight)
         else:  # adaptive input: fairseq's module (model_gate.py)
@@ -211,26 +261,20 @@ class LeanDecoder:
             x = self._linear(dec.quant_noise, x)
         if dec.project_in_dim is not None:
             x = dec.project_in_dim(x)
-        pos = self._positions(positions)
+        pos = self._positions(positions, limit)
         if pos is not None:
             x += pos  # in place, as fairseq: keeps x's dtype when the table is float32
         if dec.layernorm_embedding is not None:
             x = _layer_norm(dec.layernorm_embedding, x)
+        return x
 
-        attn = None
-        if self.fused_layers is not None and self.fused_layers.usable(x, bsz * n):
-            x = x.contiguous()  # a fresh tensor of ours: the layers update it in place
-            attn = self.fused_layers.run(x, state, start, total, need_attn)
-        else:
-            x, attn = self._layers(x, state, start, positions, lo, hi, n, total, need_attn)
-
-        if dec.layer_norm is not None:
-            x = _layer_norm(dec.layer_norm, x)
-        if dec.project_out_dim is not None:
-            x = dec.project_out_dim(x)
-        state.lengths = start + n
-        logits = self._output(x)
-        return (logits, attn) if need_attn else logits
+    def _final(self, x: Tensor) -> Tensor:
+        """The final norm and output dimension projection, where the decoder has them."""
+        if self.decoder.layer_norm is not None:
+            x = _layer_norm(self.decoder.layer_norm, x)
+        if self.decoder.project_out_dim is not None:
+            x = self.decoder.project_out_dim(x)
+        return x
 
     def _layers(self, x, state: DecoderState, start, positions, lo, hi, n, total, need_attn):
         """The layers one op at a time (the path float64 tests check against stock); returns
@@ -295,8 +339,9 @@ class LeanDecoder:
 
     def _layer(self, i, layer, x, state: DecoderState, rows, positions, lo, n, total, mask,
                fused: bool, need_attn: bool = False):
-        """mask: the self-attention mask for _attend, or with `fused` the rows' start lengths
-        for cpu_attention.attend"""
+        """lo: the first slot every row writes (an int, or a tensor of the n slots), unless
+        `rows` (ragged rows write at `positions`); mask: the self-attention mask for _attend,
+        or with `fused` the rows' start lengths for cpu_attention.attend"""
         attn = layer.self_attn
         probs = None
         residual = x
@@ -308,7 +353,10 @@ class LeanDecoder:
         q = _heads(q * attn.scaling, attn.num_heads)
         k, v = _heads(k, attn.num_heads), _heads(v, attn.num_heads)
         cache_k, cache_v = state.self_k[i], state.self_v[i]  # [>= B, H, capacity, D]
-        if rows is None:
+        if isinstance(lo, Tensor):  # slots read on the device (static_forward)
+            cache_k[:x.size(0)].index_copy_(2, lo, k)
+            cache_v[:x.size(0)].index_copy_(2, lo, v)
+        elif rows is None:
             cache_k[:x.size(0), :, lo:lo + n] = k
             cache_v[:x.size(0), :, lo:lo + n] = v
         else:  # ragged rows: scatter row b's n inputs to its own slots

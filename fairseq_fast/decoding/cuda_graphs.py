@@ -1,0 +1,205 @@
+"""Decoder calls on a GPU replayed from CUDA graphs, for the lean decoder.
+
+    graphs = StepGraphs.build(lean, packed)              # None: off (see `enabled`)
+    if graphs is not None and graphs.usable(state, tokens, need_attn):
+        logits = graphs.run(state, tokens, need_attn)    # the caller advances state.lengths
+
+A lean decoder step at batch 1 launches ~170 CUDA kernels that keep the GPU busy for a tenth of
+the step: the host issuing them sets the pace. A CUDA graph records those launches once and
+replays them with one. A graph replays fixed shapes and addresses, so it records
+LeanDecoder.static_forward, whose shapes do not depend on the rows' length: it writes at slots
+read on the device and attends over the cache's whole capacity with the slots past each query
+masked. One graph serves every step of a (rows, inputs per row, cache buffer, source length
+bucket) combination, across sentences and batches:
+
+- inputs: the tokens and the rows' lengths are copied into tensors of the graph's own;
+- self-attention K/V: the state's cache buffers themselves (generators hand one batch's buffers
+  to the next, so their address recurs; a grown cache is a new key);
+- encoder K/V: copied, once per batch (or when sentences leave), into buffers of the graph set's
+  own, padded to a power of two of the source length and masked there; a padded key gets
+  probability exactly 0, so the sums are those of the unpadded attention;
+- outputs: cloned out of the graph's memory (graphs share one memory pool, so a graph's
+  intermediates may lie where another's outputs were).
+
+Where a call does not fit (rows at different lengths, a cache that records origins, autograd),
+forward's ordinary path runs. Graphs are captured on a key's first call (after one eager run of
+the same function, which initialises what it caches) and dropped when a decoder weight or the
+position table changes. The first MAX_GRAPHS keys get one; later keys run eagerly.
+
+`FAIRSEQ_FAST_CUDA_GRAPHS=0` switches graphs off, as does --no-fast-linear (torch's ops one at a
+time everywhere).
+"""
+import dataclasses
+import os
+from typing import Dict, Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from fairseq_fast.decoding.decoder_state import DecoderState
+
+MAX_GRAPHS = 64  # per lean decoder
+MAX_INPUTS = 32  # inputs per row (prefills and verify windows); longer calls run eagerly
+MIN_SOURCE = 16  # the smallest encoder K/V buffer
+
+
+def enabled() -> bool:
+    """Whether CUDA graphs are on: FAIRSEQ_FAST_CUDA_GRAPHS unset or anything but 0."""
+    return os.environ.get("FAIRSEQ_FAST_CUDA_GRAPHS", "1").strip() != "0"
+
+
+def source_bucket(length: int) -> int:
+    """Encoder K/V buffer length for a source of `length`: a power of two, >= MIN_SOURCE."""
+    return max(MIN_SOURCE, 1 << max(length - 1, 0).bit_length())
+
+
+@dataclasses.dataclass
+class _Cross:
+    """Encoder K/V padded to `bucket` source positions, and the mask of the padding."""
+    keys: list
+    values: list
+    mask: Tensor  # [sentences, 1, 1, bucket] bool, True = masked
+    source: Optional[list] = None  # the state's cross_k list last copied in
+
+
+@dataclasses.dataclass
+class _Graph:
+    graph: object  # torch.cuda.CUDAGraph, or None for an eager static run (capture=False)
+    tokens: Tensor
+    lengths: Tensor
+    state: DecoderState  # the state static_forward reads: the cache, our inputs and K/V
+    out: tuple  # static_forward's outputs, in the graph's memory
+
+
+class StepGraphs:
+    def __init__(self, lean, capture: bool = True):
+        """lean: the LeanDecoder whose calls these replay. capture=False runs the same static
+        function eagerly instead of replaying it (tests check its arithmetic on any device)."""
+        self.lean = lean
+        self.capture = capture
+        self.graphs: Dict[tuple, _Graph] = {}
+        self.cross: Dict[tuple, _Cross] = {}
+        self.pool = None
+        self.weights: Optional[tuple] = None  # what the graphs were captured on
+        self.keep = []  # position tables graphs read (a grown table replaces the module's)
+        self.replays = 0  # calls served here (tests and benchmarks read it)
+
+    @classmethod
+    def build(cls, lean, packed: bool) -> Optional["StepGraphs"]:
+        """Graphs for `lean` where CUDA is available, the switch is on and the lean decoder
+        runs the plugin's fast paths (packed)."""
+        if not packed or not enabled() or not torch.cuda.is_available():
+            return None
+        return cls(lean)
+
+    def usable(self, state: DecoderState, tokens: Tensor, need_attn: bool = False) -> bool:
+        """Whether this call (every row at one length) is served here."""
+        if (state.origin is not None or tokens.size(1) > MAX_INPUTS or torch.is_grad_enabled()
+                or (self.capture and tokens.device.type != "cuda")):
+            return False
+        return (len(self.graphs) < MAX_GRAPHS
+                or self._key(state, tokens, need_attn) in self.graphs)
+
+    def new_batch(self) -> None:
+        """Drop every graph if a decoder weight changed since they were captured (called once
+        per batch, by LeanDecoder.init_state)."""
+        weights = tuple((p.data_ptr(), p._version, p.dtype, p.device)
+                        for p in self.lean.decoder.parameters())
+        if weights != self.weights:
+            self.graphs.clear()
+            self.cross.clear()
+            self.keep.clear()
+            self.weights = weights
+
+    def _key(self, state: DecoderState, tokens: Tensor, need_attn: bool = False) -> tuple:
+        cache = state.self_k
+        cross = ((state.cross_k[0].size(0), source_bucket(state.cross_k[0].size(2)))
+                 if state.cross_k else None)
+        return (tuple(tokens.shape), need_attn, cache.data_ptr(), state.self_v.data_ptr(),
+                tuple(cache.shape), tuple(cache.stride()), cache.dtype, cross)
+
+    @torch.no_grad()
+    def run(self, state: DecoderState, tokens: Tensor, need_attn: bool = False):
+        """LeanDecoder.forward's result for this call (state.lengths is left to the caller)."""
+        key = self._key(state, tokens, need_attn)
+        entry = self.graphs.get(key)
+        if entry is None:
+            entry = self.graphs[key] = self._record(state, tokens, need_attn)
+        else:
+            entry.tokens.copy_(tokens)
+            entry.lengths.copy_(state.lengths)
+            self._fill_cross(state, key[-1])
+            if entry.graph is None:
+                entry.out = self._static(entry.state, entry.tokens, need_attn)
+            else:
+                entry.graph.replay()
+        self.replays += 1
+        return self._outputs(entry.out, state, need_attn)
+
+    def _record(self, state: DecoderState, tokens: Tensor, need_attn: bool) -> _Graph:
+        """A new key: the static state and inputs, one eager run, then (on a GPU) the capture
+        and a replay (it writes the same K/V to the same slots as the eager run did)."""
+        cross = self._fill_cross(state, self._key(state, tokens)[-1])
+        entry = _Graph(None, tokens.clone(), state.lengths.clone(), None, ())
+        entry.state = dataclasses.replace(
+            state, lengths=entry.lengths, origin=None, cross_rows=None,
+            cross_k=cross.keys if cross else [], cross_v=cross.values if cross else [],
+            cross_mask=cross.mask if cross else None)
+        if not self.capture:
+            entry.out = self._static(entry.state, entry.tokens, need_attn)
+            return entry
+        self.keep.append(self.lean.position_table(state.capacity)[0])
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # initialises cuBLAS and what the pass caches
+            self._static(entry.state, entry.tokens, need_attn)
+        torch.cuda.current_stream().wait_stream(side)
+        if self.pool is None:
+            self.pool = torch.cuda.graph_pool_handle()
+        entry.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(entry.graph, pool=self.pool, capture_error_mode="thread_local"):
+            entry.out = self._static(entry.state, entry.tokens, need_attn)
+        entry.graph.replay()
+        return entry
+
+    def _static(self, state: DecoderState, tokens: Tensor, need_attn: bool) -> tuple:
+        out = self.lean.static_forward(state, tokens, need_attn)
+        return out if need_attn else (out,)
+
+    def _fill_cross(self, state: DecoderState, shape: Optional[Tuple[int, int]]
+                    ) -> Optional[_Cross]:
+        """The padded encoder K/V buffers for `state`, refilled when its K/V are new."""
+        if shape is None:
+            return None
+        cross = self.cross.get(shape)
+        if cross is None:
+            sentences, bucket = shape
+            k = state.cross_k[0]
+            buffer = (len(state.cross_k), sentences, k.size(1), bucket, k.size(3))
+            cross = self.cross[shape] = _Cross(
+                [k.new_zeros(buffer[1:]) for _ in state.cross_k],
+                [k.new_zeros(buffer[1:]) for _ in state.cross_k],
+                torch.ones(sentences, 1, 1, bucket, dtype=torch.bool, device=k.device))
+        if cross.source is not state.cross_k:
+            length = state.cross_k[0].size(2)
+            for mine, theirs in ((cross.keys, state.cross_k), (cross.values, state.cross_v)):
+                for buffer, kv in zip(mine, theirs):
+                    buffer[:, :, :length].copy_(kv)
+            cross.mask[..., length:] = True
+            if state.cross_mask is None:
+                cross.mask[..., :length] = False
+            else:
+                cross.mask[..., :length].copy_(state.cross_mask)
+            cross.source = state.cross_k
+        return cross
+
+    @staticmethod
+    def _outputs(out: tuple, state: DecoderState, need_attn: bool):
+        """Copies of the outputs, attention cut to the source's own length."""
+        logits = out[0].clone()
+        if not need_attn:
+            return logits
+        attn = out[1]
+        if attn is not None and state.cross_k:
+            attn = attn[..., :state.cross_k[0].size(2)]
+        return logits, None if attn is None else attn.clone()

@@ -1,0 +1,160 @@
+"""The function CUDA graphs replay (LeanDecoder.static_forward, cuda_graphs.py), checked on the CPU
+in float64: it must compute what LeanDecoder.forward computes, and a generator whose decoders run
+it must write stock fairseq's tokens. StepGraphs(capture=False) runs that function eagerly with
+the graphs' own inputs, padded encoder K/V and keys; test_cuda.py checks the captured graphs on
+a GPU.
+
+The arithmetic differs only where static_forward reads more: keys past a row's length and
+padded source positions are masked to probability exactly 0, so the attention sums have the same
+terms. fairseq computes the attention softmax in float32 whatever the model's dtype, and torch's
+CPU softmax sums a longer row in another order, so here the logits agree to float32 rounding
+(~1e-7), not to float64's; CUDA's softmax adds the zeros without reordering (test_cuda.py checks
+the bits there).
+"""
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fairseq_fast.decoding import cuda_graphs
+from fairseq_fast.decoding.cuda_graphs import StepGraphs, source_bucket
+from fairseq_fast.decoding.lean_decoder import LeanDecoder
+from model_factory import source_batch, translation_model
+from test_fast_defaults import TASK
+from test_speculative_equality import (DICT, SETTINGS, compare, generation, model_shapes,
+                                       translation_case)
+
+torch.set_grad_enabled(False)
+
+
+def eager_graphs(monkeypatch):
+    """Every LeanDecoder built from now on serves its calls through StepGraphs(capture=False)."""
+    monkeypatch.setattr(StepGraphs, "build",
+                        classmethod(lambda cls, lean, packed: cls(lean, capture=False)))
+
+
+def encode(model, lengths, seed):
+    sample = source_batch(DICT, lengths, seed=seed)
+    return model.encoder.forward_torchscript(sample["net_input"])
+
+
+def close(a, b):
+    assert a.shape == b.shape
+    # float32 softmax rounding (see the module's docstring); a wrong slot or mask is >= 1e-3
+    assert torch.allclose(a, b, rtol=1e-6, atol=1e-6), (a - b).abs().max()
+
+
+@pytest.mark.parametrize("shape", [
+    dict(layers=2, dim=16, heads=2),
+    dict(layers=3, dim=32, heads=4, normalize_before=True, learned_pos=True),
+    dict(layers=1, dim=16, heads=1, layernorm_embedding=True, share=True),
+])
+@pytest.mark.parametrize("lengths,group", [([5], 1), ([3, 7, 1], 1), ([4, 9], 3)])
+def test_static_forward_computes_forward(shape, lengths, group):
+    """Prefill, single steps, a verify window and a rollback: the same logits, attention and
+    cached K/V through the static function as through forward, padded sources and beams
+    sharing a sentence's encoder K/V included."""
+    model = translation_model(TASK, seed=len(lengths) + group, **shape)
+    enc = encode(model, lengths, seed=group)
+    rows = len(lengths) * group
+    lean = LeanDecoder(model.decoder, packed=False)
+    graphs = StepGraphs(lean, capture=False)
+    plain = lean.init_state(enc, rows, 32, torch.float64, torch.device("cpu"))
+    static = lean.init_state(enc, rows, 32, torch.float64, torch.device("cpu"))
+    g = torch.Generator().manual_seed(7)
+    calls = [3, 1, 1, 5, ("rollback", 2), 1, 4, 1]
+    for call in calls:
+        if isinstance(call, tuple):
+            for state in (plain, static):
+                state.rollback_to(state.lengths - call[1])
+            continue
+        tokens = torch.randint(DICT.nspecial, len(DICT), (rows, call), generator=g)
+        want, want_attn = lean.forward(plain, tokens, need_attn=True)
+        assert graphs.usable(static, tokens, True)
+        got, got_attn = graphs.run(static, tokens, need_attn=True)
+        static.lengths = static.lengths + call
+        close(got, want)
+        close(got_attn, want_attn)
+        used = int(plain.lengths[0])
+        close(static.self_k[:, :, :, :used], plain.self_k[:, :, :, :used])
+        close(static.self_v[:, :, :, :used], plain.self_v[:, :, :, :used])
+    # one key per (inputs per row, need_attn): the lengths are not part of it
+    assert len(graphs.graphs) == len({c for c in calls if not isinstance(c, tuple)})
+
+
+def test_encoder_buffers_follow_the_batch():
+    """A second batch with another source (shorter, unpadded) reuses the padded K/V buffers: the
+    new sentence's K/V are copied in and the old tail is masked."""
+    model = translation_model(TASK, layers=2, dim=16, heads=2, seed=3)
+    lean = LeanDecoder(model.decoder, packed=False)
+    graphs = StepGraphs(lean, capture=False)
+    for lengths in ([9], [4], [6]):
+        enc = encode(model, lengths, seed=lengths[0])
+        plain = lean.init_state(enc, 1, 32, torch.float64, torch.device("cpu"))
+        static = lean.init_state(enc, 1, 32, torch.float64, torch.device("cpu"))
+        tokens = torch.full((1, 1), DICT.eos())
+        for _ in range(4):
+            want = lean.forward(plain, tokens)
+            got = graphs.run(static, tokens)
+            static.lengths = static.lengths + 1
+            close(got, want)
+            tokens = want[:, -1:].argmax(-1)
+    assert len(graphs.cross) == 1 and source_bucket(10) == 16
+
+
+@pytest.mark.parametrize("length,bucket", [(0, 16), (1, 16), (16, 16), (17, 32), (100, 128)])
+def test_source_bucket(length, bucket):
+    assert source_bucket(length) == bucket
+
+
+@settings(max_examples=25, **SETTINGS)
+@given(target=model_shapes(False), draft=model_shapes(True), gen=generation,
+       lengths=st.lists(st.integers(1, 10), min_size=1, max_size=1),
+       prefix_size=st.sampled_from([0, 0, 1, 2]))
+def test_speculative_through_static_calls_equals_stock(target, draft, gen, lengths, prefix_size):
+    """Speculative greedy, batch 1 (every call at one length, all served by the static
+    function): stock's tokens, and the static function did serve the target and the draft."""
+    served = []
+    run = StepGraphs.run
+
+    def counting(self, *a, **k):
+        served.append(self)
+        return run(self, *a, **k)
+    with pytest.MonkeyPatch.context() as patch:
+        eager_graphs(patch)
+        patch.setattr(StepGraphs, "run", counting)
+        tgt, drf, sample, prefix = translation_case(target, draft, gen, lengths, prefix_size)
+        compare(tgt, drf, sample, prefix, gen)
+    assert len({id(s) for s in served}) == 2  # the target's and the draft's
+
+
+def test_switches(monkeypatch):
+    """FAIRSEQ_FAST_CUDA_GRAPHS=0 and --no-fast-linear (packed=False) build no graphs; without a
+    GPU neither does anything else."""
+    model = translation_model(TASK, layers=1, dim=16, heads=2)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert LeanDecoder(model.decoder).graphs is not None
+    assert LeanDecoder(model.decoder, packed=False).graphs is None
+    monkeypatch.setenv("FAIRSEQ_FAST_CUDA_GRAPHS", "0")
+    assert LeanDecoder(model.decoder).graphs is None
+    monkeypatch.setenv("FAIRSEQ_FAST_CUDA_GRAPHS", "1")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert LeanDecoder(model.decoder).graphs is None
+    assert cuda_graphs.enabled()
+
+
+def test_weight_change_drops_graphs():
+    """A graph reads the weights it was captured on: a new batch after a weight changed in
+    place drops every graph."""
+    model = translation_model(TASK, layers=1, dim=16, heads=2)
+    lean = LeanDecoder(model.decoder, packed=False)
+    graphs = StepGraphs(lean, capture=False)
+    lean.graphs = graphs
+    enc = encode(model, [4], seed=0)
+    state = lean.init_state(enc, 1, 32, torch.float64, torch.device("cpu"))
+    graphs.run(state, torch.full((1, 1), DICT.eos()))
+    lean.init_state(enc, 1, 32, torch.float64, torch.device("cpu"))
+    assert len(graphs.graphs) == 1  # same weights: kept
+    model.decoder.layers[0].fc1.weight.mul_(2)  # in place, as load_state_dict copies
+    lean.init_state(enc, 1, 32, torch.float64, torch.device("cpu"))
+    assert len(graphs.graphs) == 0
