@@ -257,8 +257,9 @@ def test_graph_replays_compute_the_static_function(dtype):
 
 
 def test_generators_replay_graphs():
-    """The default generator (greedy, beam) and speculative decoding on the GPU are served by
-    graphs, and write stock's tokens; FAIRSEQ_FAST_CUDA_GRAPHS=0 turns them off."""
+    """The default generator (greedy, beam) and speculative decoding (the target's passes and
+    the draft's whole propose()) on the GPU are served by graphs, and write stock's tokens;
+    FAIRSEQ_FAST_CUDA_GRAPHS=0 turns them off."""
     model = translation_model(FAST_TASK, layers=2, dim=32, heads=4, seed=6).to(CUDA)
     draft = translation_model(FAST_TASK, layers=1, dim=16, heads=2, seed=7).to(CUDA)
     sample = gpu_sample(source_batch(DICT, [7, 4, 9], seed=1))
@@ -273,6 +274,7 @@ def test_generators_replay_graphs():
     assert (spec.generate([model], one)[0][0]["tokens"].tolist()
             == stock.generate([model], one)[0][0]["tokens"].tolist())
     assert spec.target.graphs.replays > 0 and spec.proposer.lean.graphs.replays > 0
+    assert any(key[0] == "draft" for key in spec.proposer.lean.graphs.graphs)  # graph_draft.py
     os.environ["FAIRSEQ_FAST_CUDA_GRAPHS"] = "0"
     try:
         ours, _ = build_pair([model], gen_args(beam=1, max_len_b=20))

@@ -51,9 +51,9 @@ def close(a, b):
 ])
 @pytest.mark.parametrize("lengths,group", [([5], 1), ([3, 7, 1], 1), ([4, 9], 3)])
 def test_static_forward_computes_forward(shape, lengths, group):
-    """Prefill, single steps, a verify window and a rollback: the same logits, attention and
-    cached K/V through the static function as through forward, padded sources and beams
-    sharing a sentence's encoder K/V included."""
+    """Prefill, single steps, a verify window and a rollback that leaves the rows at different
+    lengths: the same logits, attention and cached K/V through the static function as through
+    forward, padded sources and beams sharing a sentence's encoder K/V included."""
     model = translation_model(TASK, seed=len(lengths) + group, **shape)
     enc = encode(model, lengths, seed=group)
     rows = len(lengths) * group
@@ -62,11 +62,11 @@ def test_static_forward_computes_forward(shape, lengths, group):
     plain = lean.init_state(enc, rows, 32, torch.float64, torch.device("cpu"))
     static = lean.init_state(enc, rows, 32, torch.float64, torch.device("cpu"))
     g = torch.Generator().manual_seed(7)
-    calls = [3, 1, 1, 5, ("rollback", 2), 1, 4, 1]
+    calls = [3, 1, 1, 5, "rollback", 1, 4, 1]
     for call in calls:
-        if isinstance(call, tuple):
+        if call == "rollback":  # row b drops 1 + b % 3 inputs
             for state in (plain, static):
-                state.rollback_to(state.lengths - call[1])
+                state.rollback_to(state.lengths - 1 - torch.arange(rows) % 3)
             continue
         tokens = torch.randint(DICT.nspecial, len(DICT), (rows, call), generator=g)
         want, want_attn = lean.forward(plain, tokens, need_attn=True)
@@ -75,11 +75,11 @@ def test_static_forward_computes_forward(shape, lengths, group):
         static.lengths = static.lengths + call
         close(got, want)
         close(got_attn, want_attn)
-        used = int(plain.lengths[0])
-        close(static.self_k[:, :, :, :used], plain.self_k[:, :, :, :used])
-        close(static.self_v[:, :, :, :used], plain.self_v[:, :, :, :used])
+        for b, used in enumerate(plain.lengths.tolist()):
+            close(static.self_k[:, b, :, :used], plain.self_k[:, b, :, :used])
+            close(static.self_v[:, b, :, :used], plain.self_v[:, b, :, :used])
     # one key per (inputs per row, need_attn): the lengths are not part of it
-    assert len(graphs.graphs) == len({c for c in calls if not isinstance(c, tuple)})
+    assert len(graphs.graphs) == len({c for c in calls if c != "rollback"})
 
 
 def test_encoder_buffers_follow_the_batch():
@@ -109,23 +109,26 @@ def test_source_bucket(length, bucket):
 
 @settings(max_examples=25, **SETTINGS)
 @given(target=model_shapes(False), draft=model_shapes(True), gen=generation,
-       lengths=st.lists(st.integers(1, 10), min_size=1, max_size=1),
+       lengths=st.lists(st.integers(1, 10), min_size=1, max_size=3),
        prefix_size=st.sampled_from([0, 0, 1, 2]))
 def test_speculative_through_static_calls_equals_stock(target, draft, gen, lengths, prefix_size):
-    """Speculative greedy, batch 1 (every call at one length, all served by the static
-    function): stock's tokens, and the static function did serve the target and the draft."""
+    """Speculative greedy (rows at different lengths too; the draft's whole propose() as one
+    static function where it has no stop rule, prefix or n-gram blocking, graph_draft.py):
+    stock's tokens, and the static functions did serve the target and the draft."""
     served = []
-    run = StepGraphs.run
+    replay = StepGraphs.replay
 
-    def counting(self, *a, **k):
-        served.append(self)
-        return run(self, *a, **k)
+    def counting(self, key, *a, **k):
+        served.append((id(self), key[0]))
+        return replay(self, key, *a, **k)
     with pytest.MonkeyPatch.context() as patch:
         eager_graphs(patch)
-        patch.setattr(StepGraphs, "run", counting)
+        patch.setattr(StepGraphs, "replay", counting)
         tgt, drf, sample, prefix = translation_case(target, draft, gen, lengths, prefix_size)
         compare(tgt, drf, sample, prefix, gen)
-    assert len({id(s) for s in served}) == 2  # the target's and the draft's
+    assert len({runner for runner, _ in served}) == 2  # the target's and the draft's
+    whole = prefix is None and gen["ngram"] == 0  # the draft's propose() as one function
+    assert ("draft" in {kind for _, kind in served}) == whole
 
 
 def test_switches(monkeypatch):

@@ -65,16 +65,17 @@ class _Cross:
 @dataclasses.dataclass
 class _Graph:
     graph: object  # torch.cuda.CUDAGraph, or None for an eager static run (capture=False)
-    tokens: Tensor
-    lengths: Tensor
-    state: DecoderState  # the state static_forward reads: the cache, our inputs and K/V
-    out: tuple  # static_forward's outputs, in the graph's memory
+    inputs: Tuple[Tensor, ...]  # the graph's own copies of the call's inputs
+    lengths: Tensor  # the graph's own copy of state.lengths
+    state: DecoderState  # the state the function reads: the cache, `lengths`, padded K/V
+    out: tuple  # the function's outputs, in the graph's memory
 
 
 class StepGraphs:
     def __init__(self, lean, capture: bool = True):
         """lean: the LeanDecoder whose calls these replay. capture=False runs the same static
-        function eagerly instead of replaying it (tests check its arithmetic on any device)."""
+        functions eagerly instead of replaying them (tests check their arithmetic on any
+        device)."""
         self.lean = lean
         self.capture = capture
         self.graphs: Dict[tuple, _Graph] = {}
@@ -92,13 +93,14 @@ class StepGraphs:
             return None
         return cls(lean)
 
-    def usable(self, state: DecoderState, tokens: Tensor, need_attn: bool = False) -> bool:
-        """Whether this call (every row at one length) is served here."""
+    def usable(self, state: DecoderState, tokens: Tensor, need_attn: bool = False,
+               kind: str = "call") -> bool:
+        """Whether a call on `state` with inputs `tokens` [B, n] is served here."""
         if (state.origin is not None or tokens.size(1) > MAX_INPUTS or torch.is_grad_enabled()
                 or (self.capture and tokens.device.type != "cuda")):
             return False
         return (len(self.graphs) < MAX_GRAPHS
-                or self._key(state, tokens, need_attn) in self.graphs)
+                or self.key(state, (kind, tuple(tokens.shape), need_attn)) in self.graphs)
 
     def new_batch(self) -> None:
         """Drop every graph if a decoder weight changed since they were captured (called once
@@ -111,60 +113,85 @@ class StepGraphs:
             self.keep.clear()
             self.weights = weights
 
-    def _key(self, state: DecoderState, tokens: Tensor, need_attn: bool = False) -> tuple:
+    @staticmethod
+    def key(state: DecoderState, what: tuple) -> tuple:
+        """A graph's key: `what` it computes and the buffers it reads and writes."""
         cache = state.self_k
         cross = ((state.cross_k[0].size(0), source_bucket(state.cross_k[0].size(2)))
                  if state.cross_k else None)
-        return (tuple(tokens.shape), need_attn, cache.data_ptr(), state.self_v.data_ptr(),
-                tuple(cache.shape), tuple(cache.stride()), cache.dtype, cross)
+        return what + (cache.data_ptr(), state.self_v.data_ptr(), tuple(cache.shape),
+                       tuple(cache.stride()), cache.dtype, cross)
 
-    @torch.no_grad()
     def run(self, state: DecoderState, tokens: Tensor, need_attn: bool = False):
         """LeanDecoder.forward's result for this call (state.lengths is left to the caller)."""
-        key = self._key(state, tokens, need_attn)
+        out = self.replay(self.key(state, ("call", tuple(tokens.shape), need_attn)), state,
+                          (tokens,), lambda st, t: self._call(st, t, need_attn))
+        logits = out[0].clone()
+        if not need_attn:
+            return logits
+        attn = out[1]
+        if attn is not None and state.cross_k:  # the source's own positions
+            attn = attn[..., :state.cross_k[0].size(2)]
+        return logits, None if attn is None else attn.clone()
+
+    def _call(self, state: DecoderState, tokens: Tensor, need_attn: bool) -> tuple:
+        out = self.lean.static_forward(state, tokens, need_attn)
+        return out if need_attn else (out,)
+
+    @torch.no_grad()
+    def replay(self, key: tuple, state: DecoderState, inputs: Tuple[Tensor, ...],
+               function) -> tuple:
+        """function(static state, *inputs) -> tuple of tensors, replayed from the graph of `key`
+        (captured now if it is new) on this call's inputs and state; returns the graph's own
+        outputs (overwritten by its next replay, and possibly by other graphs': copy what is
+        kept). The function may update the static state's lengths in place; state.lengths is
+        left alone."""
         entry = self.graphs.get(key)
         if entry is None:
-            entry = self.graphs[key] = self._record(state, tokens, need_attn)
+            entry = self.graphs[key] = self._record(key, state, inputs, function)
         else:
-            entry.tokens.copy_(tokens)
-            entry.lengths.copy_(state.lengths)
-            self._fill_cross(state, key[-1])
+            self._load(entry, state, inputs, key)
             if entry.graph is None:
-                entry.out = self._static(entry.state, entry.tokens, need_attn)
+                entry.out = function(entry.state, *entry.inputs)
             else:
                 entry.graph.replay()
         self.replays += 1
-        return self._outputs(entry.out, state, need_attn)
+        return entry.out
 
-    def _record(self, state: DecoderState, tokens: Tensor, need_attn: bool) -> _Graph:
+    def _load(self, entry: _Graph, state: DecoderState, inputs: Tuple[Tensor, ...],
+              key: tuple) -> None:
+        for mine, theirs in zip(entry.inputs, inputs):
+            mine.copy_(theirs)
+        entry.lengths.copy_(state.lengths)
+        self._fill_cross(state, key[-1])
+
+    def _record(self, key: tuple, state: DecoderState, inputs: Tuple[Tensor, ...],
+                function) -> _Graph:
         """A new key: the static state and inputs, one eager run, then (on a GPU) the capture
         and a replay (it writes the same K/V to the same slots as the eager run did)."""
-        cross = self._fill_cross(state, self._key(state, tokens)[-1])
-        entry = _Graph(None, tokens.clone(), state.lengths.clone(), None, ())
+        cross = self._fill_cross(state, key[-1])
+        entry = _Graph(None, tuple(t.clone() for t in inputs), state.lengths.clone(), None, ())
         entry.state = dataclasses.replace(
             state, lengths=entry.lengths, origin=None, cross_rows=None,
             cross_k=cross.keys if cross else [], cross_v=cross.values if cross else [],
             cross_mask=cross.mask if cross else None)
         if not self.capture:
-            entry.out = self._static(entry.state, entry.tokens, need_attn)
+            entry.out = function(entry.state, *entry.inputs)
             return entry
         self.keep.append(self.lean.position_table(state.capacity)[0])
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):  # initialises cuBLAS and what the pass caches
-            self._static(entry.state, entry.tokens, need_attn)
+            function(entry.state, *entry.inputs)
         torch.cuda.current_stream().wait_stream(side)
         if self.pool is None:
             self.pool = torch.cuda.graph_pool_handle()
         entry.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(entry.graph, pool=self.pool, capture_error_mode="thread_local"):
-            entry.out = self._static(entry.state, entry.tokens, need_attn)
+            entry.out = function(entry.state, *entry.inputs)
+        self._load(entry, state, inputs, key)  # the eager run may have moved the lengths
         entry.graph.replay()
         return entry
-
-    def _static(self, state: DecoderState, tokens: Tensor, need_attn: bool) -> tuple:
-        out = self.lean.static_forward(state, tokens, need_attn)
-        return out if need_attn else (out,)
 
     def _fill_cross(self, state: DecoderState, shape: Optional[Tuple[int, int]]
                     ) -> Optional[_Cross]:
@@ -192,14 +219,3 @@ class StepGraphs:
                 cross.mask[..., :length].copy_(state.cross_mask)
             cross.source = state.cross_k
         return cross
-
-    @staticmethod
-    def _outputs(out: tuple, state: DecoderState, need_attn: bool):
-        """Copies of the outputs, attention cut to the source's own length."""
-        logits = out[0].clone()
-        if not need_attn:
-            return logits
-        attn = out[1]
-        if attn is not None and state.cross_k:
-            attn = attn[..., :state.cross_k[0].size(2)]
-        return logits, None if attn is None else attn.clone()

@@ -206,8 +206,7 @@ class LeanDecoder:
             scores = self.fused_decoder.forward(state, tokens, total)
             state.lengths = start + n
             return self._scatter(scores)
-        if (self.graphs is not None and lo == hi
-                and self.graphs.usable(state, tokens, need_attn)):
+        if self.graphs is not None and self.graphs.usable(state, tokens, need_attn):
             out = self.graphs.run(state, tokens, need_attn)  # this call's ops, replayed
             state.lengths = start + n
             return out
@@ -226,23 +225,24 @@ class LeanDecoder:
         return (logits, attn) if need_attn else logits
 
     def static_forward(self, state: DecoderState, tokens: Tensor, need_attn: bool = False):
-        """forward's arithmetic for rows that are all at one length, with no shape and no
-        launch depending on that length: tokens [B, n] go to slots state.lengths[0] .. + n - 1
-        (read on the device) and attend over the cache's whole capacity, the slots at and after
-        each query's position + 1 masked; positions are read from a table of capacity rows;
-        state's encoder K/V may be padded (state.cross_mask masks the padding). Returns what
-        forward returns (attn over the padded source) and leaves state.lengths alone. This is
-        what a CUDA graph captures once and replays at every length (cuda_graphs.py); masked
-        slots add exact zeros to the softmax's sums and to probs @ V."""
-        n, capacity = tokens.size(1), state.capacity
+        """forward's arithmetic with no shape and no launch depending on the rows' lengths: row
+        b's tokens [B, n] go to slots state.lengths[b] .. + n - 1 (read on the device) and
+        attend over the cache's whole capacity, the slots after each query's own masked;
+        positions are read from a table of capacity rows; state's encoder K/V may be padded
+        (state.cross_mask masks the padding). Returns what forward returns (attn over the
+        padded source) and leaves state.lengths alone (nor does it grow the cache: the caller
+        makes room). This is what a CUDA graph captures once and replays at every length
+        (cuda_graphs.py); masked slots add exact zeros to the softmax's sums and to probs @ V."""
+        (bsz, n), capacity = tokens.shape, state.capacity
         positions = state.lengths[:, None] + torch.arange(n, device=tokens.device)[None, :]
         x = self._embed(tokens, positions, capacity)
-        slots = positions[0]
-        mask = (torch.arange(capacity, device=x.device)[None, :] > slots[:, None])[None, None]
+        rows = torch.arange(bsz, device=x.device)[:, None]
+        mask = (torch.arange(capacity, device=x.device)[None, None, :]
+                > positions[:, :, None])[:, None]  # [B, 1, n, capacity]
         attn = None
         last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
-            x, probs = self._layer(i, layer, x, state, None, positions, slots, n, capacity,
+            x, probs = self._layer(i, layer, x, state, rows, positions, None, n, capacity,
                                    mask, False, need_attn and i == last)
             if probs is not None:
                 attn = probs.mean(dim=1)
@@ -339,9 +339,9 @@ class LeanDecoder:
 
     def _layer(self, i, layer, x, state: DecoderState, rows, positions, lo, n, total, mask,
                fused: bool, need_attn: bool = False):
-        """lo: the first slot every row writes (an int, or a tensor of the n slots), unless
-        `rows` (ragged rows write at `positions`); mask: the self-attention mask for _attend,
-        or with `fused` the rows' start lengths for cpu_attention.attend"""
+        """lo: the first slot every row writes, unless `rows` (row b writes at positions[b]);
+        mask: the self-attention mask for _attend, or with `fused` the rows' start lengths for
+        cpu_attention.attend"""
         attn = layer.self_attn
         probs = None
         residual = x
@@ -353,10 +353,7 @@ class LeanDecoder:
         q = _heads(q * attn.scaling, attn.num_heads)
         k, v = _heads(k, attn.num_heads), _heads(v, attn.num_heads)
         cache_k, cache_v = state.self_k[i], state.self_v[i]  # [>= B, H, capacity, D]
-        if isinstance(lo, Tensor):  # slots read on the device (static_forward)
-            cache_k[:x.size(0)].index_copy_(2, lo, k)
-            cache_v[:x.size(0)].index_copy_(2, lo, v)
-        elif rows is None:
+        if rows is None:
             cache_k[:x.size(0), :, lo:lo + n] = k
             cache_v[:x.size(0), :, lo:lo + n] = v
         else:  # ragged rows: scatter row b's n inputs to its own slots

@@ -31,7 +31,7 @@ from fairseq_fast.kernels import loader
 _Rules = loader.struct("gd_rules")
 
 
-def _stock_normalization(model: nn.Module) -> bool:
+def stock_normalization(model: nn.Module) -> bool:
     """Whether the model's log-probs are fairseq's own log_softmax of the logits (whose argmax
     is the logits' argmax)."""
     return all(getattr(type(owner), name).__module__.startswith("fairseq.")
@@ -43,7 +43,7 @@ def _stock_normalization(model: nn.Module) -> bool:
 
 
 def steps_supported(model: nn.Module, lean: LeanDecoder) -> bool:
-    return lean.fused_decoder is not None and _stock_normalization(model)
+    return lean.fused_decoder is not None and stock_normalization(model)
 
 
 class GreedyDraftSteps:

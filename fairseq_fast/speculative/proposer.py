@@ -13,7 +13,8 @@ draft never read its own last guess); the first step of the next round feeds eac
 has not read yet (1 or 2 tokens), as gpt-fast does.
 
 Greedy drafting without a stop rule, forced prefix or n-gram blocking runs its k steps in one C
-call where the draft allows (greedy_draft.py): the same proposals, without ~30 tensor ops a step.
+call where the draft allows (greedy_draft.py): the same proposals, without ~30 tensor ops a step;
+on a GPU, in one CUDA graph replay (graph_draft.py).
 """
 from typing import Optional, Protocol, Tuple
 
@@ -24,6 +25,7 @@ from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
+from fairseq_fast.speculative.graph_draft import GraphDraftSteps
 from fairseq_fast.speculative.greedy_draft import GreedyDraftSteps
 from fairseq_fast.speculative.stop_rules import StopRule
 
@@ -61,9 +63,12 @@ class DraftModelProposer:
         self.rules = rules
         self.sampler = sampler
         self.state: Optional[DecoderState] = None
-        # whole greedy propose() calls in C where nothing in Python needs to see a step
+        # whole greedy propose() calls in C (on the CPU) or from a CUDA graph (on a GPU) where
+        # nothing in Python needs to see a step
         self.steps = (GreedyDraftSteps.build(model, self.lean) if packed and sampler is None
                       else None)
+        self.graph_steps = (GraphDraftSteps.build(model, self.lean) if sampler is None
+                            else None)
         self.calls = 0  # decoder forward passes
         self.last_steps = 0  # decoder passes of the last propose()
 
@@ -89,10 +94,14 @@ class DraftModelProposer:
         index = (state.lengths[:, None] + torch.arange(width, device=tokens.device)[None, :])
         feed = tokens.gather(1, index.clamp(max=tokens.size(1) - 1))
         first = n_tokens - 1
-        if (self.steps is not None and stop is None and prefix is None
-                and self.rules.no_repeat_ngram_size == 0
-                and self.steps.usable(state, bsz * width)):
-            drafts = self.steps.run(state, feed, unread, first, k, self.rules)
+        whole = None  # what runs the whole propose() in one call, if anything does
+        if stop is None and prefix is None and self.rules.no_repeat_ngram_size == 0:
+            if self.steps is not None and self.steps.usable(state, bsz * width):
+                whole = self.steps
+            elif self.graph_steps is not None and self.graph_steps.usable(state, feed):
+                whole = self.graph_steps
+        if whole is not None:
+            drafts = whole.run(state, feed, unread, first, k, self.rules)
             steps = drafts.size(1)
             self.calls += steps
             self.last_steps = steps
@@ -159,10 +168,11 @@ class DraftModelProposer:
         return torch.stack(drafts[:width], dim=1), q, drafted
 
     def _cut_at_eos(self, drafts: Tensor) -> Tensor:
-        """Drafts per row [B] of drafts [B, k']: a row's end at its first EOS (or at k')."""
+        """Drafts per row [B] of drafts [B, k']: a row's end at its first EOS (or at k'). (A
+        graph drafts past EOS even for a single row.)"""
         bsz, steps = drafts.shape
         drafted = torch.full((bsz,), steps, dtype=torch.long, device=drafts.device)
-        if bsz > 1 and steps > 1:
+        if steps > 1:
             is_eos = drafts[:, :-1] == self.rules.eos
             drafted = torch.where(is_eos.any(1), is_eos.long().argmax(1) + 1, drafted)
         return drafted

@@ -1,0 +1,87 @@
+"""A greedy draft's steps on a GPU as one CUDA graph replay (decoding/cuda_graphs.py).
+
+    steps = GraphDraftSteps.build(model, lean)           # None unless graphs are on
+    if steps is not None and steps.usable(state, feed):
+        drafts = steps.run(state, feed, unread, first, k, rules)   # [B, k] and state advanced
+
+On a GPU each drafted token through lean_decoder.forward and StepRules.log_probs costs the host
+~40 launches and two waits for the GPU (the rows' lengths; which edits apply), several times the
+GPU time of a small draft's step: a draft step then costs about what a verify pass costs and
+speculative decoding gains nothing. Here a whole propose() (the catch-up inputs, k steps, stock's
+edits and the argmax of each) is one graph, captured once per (rows, catch-up width, k, rules,
+cache buffer, source bucket) and replayed per round: csrc/greedy_draft.c's job on the CPU.
+
+It always drafts k tokens: a row's drafts after its EOS are cut by the caller (the C steps stop
+once every row has proposed EOS; here the extra steps cost GPU time only). The edits are those
+StepRules.log_probs makes without a forced prefix or n-gram blocking (the proposer sends those
+cases to its loop), applied by masks at every step instead of where they can matter: the same
+log-probs. The draft only proposes and the target verifies every token, so, like the
+shortlist, this can change how many drafts are kept (rounding of a near-tie) but never the
+output.
+"""
+from typing import Optional
+
+import torch
+from torch import Tensor, nn
+
+from fairseq_fast.decoding.decoder_state import DecoderState
+from fairseq_fast.decoding.lean_decoder import LeanDecoder
+from fairseq_fast.decoding.step_rules import StepRules, edit_scores
+from fairseq_fast.speculative.greedy_draft import stock_normalization
+
+
+class GraphDraftSteps:
+    def __init__(self, model: nn.Module, lean: LeanDecoder):
+        self.model = model
+        self.lean = lean
+
+    @classmethod
+    def build(cls, model: nn.Module, lean: LeanDecoder) -> Optional["GraphDraftSteps"]:
+        if lean.graphs is None or not stock_normalization(model):
+            return None
+        return cls(model, lean)
+
+    def usable(self, state: DecoderState, feed: Tensor) -> bool:
+        """Whether a propose() with catch-up inputs `feed` [B, width] runs here."""
+        return self.lean.graphs.usable(state, feed, kind="draft")
+
+    def run(self, state: DecoderState, feed: Tensor, unread: Tensor, first: Tensor, k: int,
+            rules: StepRules) -> Tensor:
+        """feed [B, width]: each row's unread inputs (unread[b] real ones, right-padded);
+        first [B]: the decoding step of each row's first draft. Returns the drafts [B, k] and
+        advances state.lengths."""
+        bsz, width = feed.shape
+        state.ensure_capacity(int(state.lengths.max()) + width + k)
+        edits = (rules.pad, rules.unk, rules.eos, rules.max_len, rules.min_len,
+                 rules.unk_penalty, rules.temperature)
+        graphs = self.lean.graphs
+        key = graphs.key(state, ("draft", tuple(feed.shape), k, edits))
+        out = graphs.replay(key, state, (feed, unread, first),
+                            lambda st, f, u, s: self._steps(st, f, u, s, k, rules))
+        state.lengths = state.lengths + unread + (k - 1)
+        return out[0].clone()
+
+    def _steps(self, state: DecoderState, feed: Tensor, unread: Tensor, first: Tensor, k: int,
+               rules: StepRules) -> tuple:
+        """propose()'s loop without a host decision: k calls of the static forward, the first
+        on the catch-up inputs (its fillers then forgotten), each later one on the previous
+        draft; state.lengths (the graph's own) advanced in place."""
+        rows = torch.arange(feed.size(0), device=feed.device)
+        last = unread - 1  # which catch-up input predicts the first draft
+        drafts = []
+        x = feed
+        for j in range(k):
+            logits = self.lean.static_forward(state, x)
+            logits = logits[rows, last] if j == 0 else logits[:, 0]  # [B, V]
+            state.lengths.add_(unread if j == 0 else 1)
+            if rules.temperature != 1.0:
+                logits = logits / rules.temperature
+            lprobs = self.model.get_normalized_probs((logits, None), log_probs=True,
+                                                     sample=None)
+            step = first + j
+            edit_scores(lprobs, rules.pad, rules.unk, rules.unk_penalty, rules.eos,
+                        only_eos=step >= rules.max_len, no_eos=step < rules.min_len)
+            draft = lprobs.argmax(-1)
+            drafts.append(draft)
+            x = draft[:, None]
+        return (torch.stack(drafts, dim=1),)
