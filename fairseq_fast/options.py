@@ -78,7 +78,8 @@ class FastGenerationConfig(FairseqDataclass):
                 "(built on first use with the C compiler) or oneDNN on weights packed once, "
                 "matmul/softmax instead of its one-call attention kernel, and layer by layer "
                 "in Python instead of one C call per decoder layer (float32 on CPU; results "
-                "differ from torch's in float32 rounding only)"})
+                "differ from torch's in float32 rounding only); on a GPU, launched one by one "
+                "instead of replayed from CUDA graphs"})
     no_fast_ngram: bool = field(default=False, metadata={
         "help": "fairseq's own --no-repeat-ngram-size blocker instead of the plugin's "
                 "vectorised one (fairseq's CPU path blocks nothing: fairseq issue #5206)"})

@@ -612,35 +612,43 @@ def _hub_sentence(report):
 
 
 def _gpu_sentence(report):
-    """" On a GPU ...": batch-1 greedy speedups of the last GPU run, and why they are small."""
+    """" On a GPU ...": batch-1 greedy and beam-5 speedups of the last GPU run, the default
+    generator with and without CUDA graphs, and why speculative decoding gains less there."""
     gpu = report.get("gpu")
     if not gpu or not gpu.get("cases"):
         return ""
-    x = {"default": [], "speculative": []}
-    busy, kernels = [], []
+    x = {"default": [], "eager": [], "speculative": [], "beam": []}
+    kinds = {"fairseq_fast default": "default", "fairseq_fast default, no CUDA graphs": "eager"}
+    busy = {}
     for case in gpu["cases"]:
-        row = next(r for r in case["rows"] if r["beam"] == 1 and r["batch_size"] == 1)
-        stock = row["engines"]["stock fairseq"]["ms_per_token"]
-        for e, f in row["engines"].items():
-            kind = ("default" if e == "fairseq_fast default"
-                    else "speculative" if "speculative" in e else None)
-            if kind:
-                x[kind].append(stock / f["ms_per_token"])
+        for row in case["rows"]:
+            stock = row["engines"]["stock fairseq"]["ms_per_token"]
+            for e, f in row["engines"].items():
+                kind = (("beam" if e == "fairseq_fast default" else None) if row["beam"] > 1
+                        else None if row["batch_size"] != 1
+                        else "speculative" if "speculative" in e else kinds.get(e))
+                if kind:
+                    x[kind].append(stock / f["ms_per_token"])
         if case.get("step"):
-            busy.append(case["step"]["lean step"]["kernel_busy_ms"]
-                        / case["step"]["lean step"]["synced_ms"])
-            kernels += [part["kernels"] for part in case["step"].values()
-                        if part["kernels"] > 100]
+            busy.setdefault(case["factor"], []).append(case["step"]["lean step"]["kernel_busy_ms"])
+
+    def span(kind):
+        return f"{min(x[kind]):.2f}-{max(x[kind]):.2f}x"
     dtypes = " and ".join(dict.fromkeys(c["dtype"] for c in gpu["cases"]))
     sizes = ", ".join(f"x{f}" for f in dict.fromkeys(c["factor"] for c in gpu["cases"]))
     text = (f" On a GPU ({gpu['device']}, {dtypes}, targets {sizes}), greedy batch 1 is "
-            f"{min(x['default']):.2f}-{max(x['default']):.2f}x stock with the default generator "
-            f"and {min(x['speculative']):.2f}-{max(x['speculative']):.2f}x with speculative "
-            f"decoding")
-    if busy:
-        text += (f": a decoder step there launches {min(kernels)}-{max(kernels)} CUDA kernels "
-                 f"that keep the GPU busy for {100 * max(busy):.0f}% of it at most, so the host "
-                 f"issuing them sets the pace")
+            f"{span('default')} stock with the default generator, whose decoder calls replay "
+            f"CUDA graphs")
+    if x["eager"]:
+        text += f" ({span('eager')} with them off)"
+    text += f", and {span('speculative')} with speculative decoding"
+    if x["beam"]:
+        text += f"; beam 5 at batch 32 is {span('beam')}"
+    if len(busy) > 1:
+        small, large = min(busy), max(busy)
+        text += (f". A step's GPU time there follows its kernel count more than its size "
+                 f"({min(busy[small]):.2f} ms at x{small}, {min(busy[large]):.2f} ms at "
+                 f"x{large}), so a draft step costs most of a target step")
     return text + "."
 
 
