@@ -70,7 +70,7 @@ def test_static_forward_computes_forward(shape, lengths, group):
             continue
         tokens = torch.randint(DICT.nspecial, len(DICT), (rows, call), generator=g)
         want, want_attn = lean.forward(plain, tokens, need_attn=True)
-        assert graphs.usable(static, tokens, True)
+        assert graphs.usable(static, tokens)
         got, got_attn = graphs.run(static, tokens, need_attn=True)
         static.lengths = static.lengths + call
         close(got, want)
@@ -161,3 +161,20 @@ def test_weight_change_drops_graphs():
     model.decoder.layers[0].fc1.weight.mul_(2)  # in place, as load_state_dict copies
     lean.init_state(enc, 1, 32, torch.float64, torch.device("cpu"))
     assert len(graphs.graphs) == 0
+
+
+def test_least_recently_used_graph_goes(monkeypatch):
+    """At MAX_GRAPHS keys a new one replaces the least recently used, and calls stay exact."""
+    monkeypatch.setattr(cuda_graphs, "MAX_GRAPHS", 2)
+    model = translation_model(TASK, layers=1, dim=16, heads=2, seed=4)
+    lean = LeanDecoder(model.decoder, packed=False)
+    graphs = StepGraphs(lean, capture=False)
+    enc = encode(model, [5], seed=2)
+    plain = lean.init_state(enc, 1, 32, torch.float64, torch.device("cpu"))
+    static = lean.init_state(enc, 1, 32, torch.float64, torch.device("cpu"))
+    g = torch.Generator().manual_seed(3)
+    for n in (1, 2, 1, 3, 1):
+        tokens = torch.randint(DICT.nspecial, len(DICT), (1, n), generator=g)
+        close(graphs.run(static, tokens), lean.forward(plain, tokens))
+        static.lengths = static.lengths + n
+    assert [key[1] for key in graphs.graphs] == [(1, 3), (1, 1)]

@@ -1,16 +1,16 @@
 """Decoder calls on a GPU replayed from CUDA graphs, for the lean decoder.
 
     graphs = StepGraphs.build(lean, packed)              # None: off (see `enabled`)
-    if graphs is not None and graphs.usable(state, tokens, need_attn):
+    if graphs is not None and graphs.usable(state, tokens):
         logits = graphs.run(state, tokens, need_attn)    # the caller advances state.lengths
 
 A lean decoder step at batch 1 launches ~170 CUDA kernels that keep the GPU busy for a tenth of
 the step: the host issuing them sets the pace. A CUDA graph records those launches once and
 replays them with one. A graph replays fixed shapes and addresses, so it records
-LeanDecoder.static_forward, whose shapes do not depend on the rows' length: it writes at slots
-read on the device and attends over the cache's whole capacity with the slots past each query
-masked. One graph serves every step of a (rows, inputs per row, cache buffer, source length
-bucket) combination, across sentences and batches:
+LeanDecoder.static_forward, whose shapes do not depend on the rows' lengths: each row writes at
+slots read on the device and attends over the cache's whole capacity with the slots after its
+query masked. One graph serves every call of a (rows, inputs per row, cache buffer, source
+length bucket) combination, across steps, sentences and batches:
 
 - inputs: the tokens and the rows' lengths are copied into tensors of the graph's own;
 - self-attention K/V: the state's cache buffers themselves (generators hand one batch's buffers
@@ -21,16 +21,20 @@ bucket) combination, across sentences and batches:
 - outputs: cloned out of the graph's memory (graphs share one memory pool, so a graph's
   intermediates may lie where another's outputs were).
 
-Where a call does not fit (rows at different lengths, a cache that records origins, autograd),
-forward's ordinary path runs. Graphs are captured on a key's first call (after one eager run of
-the same function, which initialises what it caches) and dropped when a decoder weight or the
-position table changes. The first MAX_GRAPHS keys get one; later keys run eagerly.
+`replay` serves any such function of the state: speculative/graph_draft.py records a greedy
+draft's whole propose() with it. Where a call does not fit (a cache that records origins, more
+than MAX_INPUTS inputs a row, autograd, another GPU than the current one), forward's ordinary
+path runs. A graph is captured on its key's first call (after one eager run of the same
+function, which initialises cuBLAS and what the pass caches); the least recently used one goes
+when there are MAX_GRAPHS, and all go when a decoder weight changes (a grown position table is
+kept for the graphs that read the old one).
 
 `FAIRSEQ_FAST_CUDA_GRAPHS=0` switches graphs off, as does --no-fast-linear (torch's ops one at a
 time everywhere).
 """
 import dataclasses
 import os
+from collections import OrderedDict
 from typing import Dict, Optional, Tuple
 
 import torch
@@ -78,7 +82,7 @@ class StepGraphs:
         device)."""
         self.lean = lean
         self.capture = capture
-        self.graphs: Dict[tuple, _Graph] = {}
+        self.graphs: "OrderedDict[tuple, _Graph]" = OrderedDict()  # least recently used first
         self.cross: Dict[tuple, _Cross] = {}
         self.pool = None
         self.weights: Optional[tuple] = None  # what the graphs were captured on
@@ -93,14 +97,12 @@ class StepGraphs:
             return None
         return cls(lean)
 
-    def usable(self, state: DecoderState, tokens: Tensor, need_attn: bool = False,
-               kind: str = "call") -> bool:
+    def usable(self, state: DecoderState, tokens: Tensor) -> bool:
         """Whether a call on `state` with inputs `tokens` [B, n] is served here."""
-        if (state.origin is not None or tokens.size(1) > MAX_INPUTS or torch.is_grad_enabled()
-                or (self.capture and tokens.device.type != "cuda")):
+        if state.origin is not None or tokens.size(1) > MAX_INPUTS or torch.is_grad_enabled():
             return False
-        return (len(self.graphs) < MAX_GRAPHS
-                or self.key(state, (kind, tuple(tokens.shape), need_attn)) in self.graphs)
+        return not self.capture or (tokens.device.type == "cuda"
+                                    and tokens.device.index == torch.cuda.current_device())
 
     def new_batch(self) -> None:
         """Drop every graph if a decoder weight changed since they were captured (called once
@@ -148,8 +150,11 @@ class StepGraphs:
         left alone."""
         entry = self.graphs.get(key)
         if entry is None:
+            if len(self.graphs) >= MAX_GRAPHS:
+                self.graphs.popitem(last=False)
             entry = self.graphs[key] = self._record(key, state, inputs, function)
         else:
+            self.graphs.move_to_end(key)
             self._load(entry, state, inputs, key)
             if entry.graph is None:
                 entry.out = function(entry.state, *entry.inputs)

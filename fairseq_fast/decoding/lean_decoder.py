@@ -206,7 +206,7 @@ class LeanDecoder:
             scores = self.fused_decoder.forward(state, tokens, total)
             state.lengths = start + n
             return self._scatter(scores)
-        if self.graphs is not None and self.graphs.usable(state, tokens, need_attn):
+        if self.graphs is not None and self.graphs.usable(state, tokens):
             out = self.graphs.run(state, tokens, need_attn)  # this call's ops, replayed
             state.lengths = start + n
             return out

@@ -43,7 +43,7 @@ class GraphDraftSteps:
 
     def usable(self, state: DecoderState, feed: Tensor) -> bool:
         """Whether a propose() with catch-up inputs `feed` [B, width] runs here."""
-        return self.lean.graphs.usable(state, feed, kind="draft")
+        return self.lean.graphs.usable(state, feed)
 
     def run(self, state: DecoderState, feed: Tensor, unread: Tensor, first: Tensor, k: int,
             rules: StepRules) -> Tensor:
