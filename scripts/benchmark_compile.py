@@ -104,7 +104,7 @@ def setting(model, rows, threads):
     tokens = torch.randint(4, 100, (rows, 1))
     keys = [state.self_k[i, :, :, :STEP].contiguous() for i in range(len(lean.layers))]
     values = [state.self_v[i, :, :, :STEP].contiguous() for i in range(len(lean.layers))]
-    pos_emb = lean._positions(torch.full((rows, 1), STEP))
+    pos_emb = lean._positions(torch.full((rows, 1), STEP), STEP + 1)
     args = (tokens, pos_emb, keys, values, state.cross_k, state.cross_v)
 
     def kernels():

@@ -24,9 +24,6 @@ from test_fast_defaults import TASK
 from test_speculative_equality import (DICT, SETTINGS, compare, generation, model_shapes,
                                        translation_case)
 
-torch.set_grad_enabled(False)
-
-
 def eager_graphs(monkeypatch):
     """Every LeanDecoder built from now on serves its calls through StepGraphs(capture=False)."""
     monkeypatch.setattr(StepGraphs, "build",
@@ -50,6 +47,7 @@ def close(a, b):
     dict(layers=1, dim=16, heads=1, layernorm_embedding=True, share=True),
 ])
 @pytest.mark.parametrize("lengths,group", [([5], 1), ([3, 7, 1], 1), ([4, 9], 3)])
+@torch.no_grad()
 def test_static_forward_computes_forward(shape, lengths, group):
     """Prefill, single steps, a verify window and a rollback that leaves the rows at different
     lengths: the same logits, attention and cached K/V through the static function as through
@@ -82,6 +80,7 @@ def test_static_forward_computes_forward(shape, lengths, group):
     assert len(graphs.graphs) == len({c for c in calls if c != "rollback"})
 
 
+@torch.no_grad()
 def test_encoder_buffers_follow_the_batch():
     """A second batch with another source (shorter, unpadded) reuses the padded K/V buffers: the
     new sentence's K/V are copied in and the old tail is masked."""
@@ -111,6 +110,7 @@ def test_source_bucket(length, bucket):
 @given(target=model_shapes(False), draft=model_shapes(True), gen=generation,
        lengths=st.lists(st.integers(1, 10), min_size=1, max_size=3),
        prefix_size=st.sampled_from([0, 0, 1, 2]))
+@torch.no_grad()
 def test_speculative_through_static_calls_equals_stock(target, draft, gen, lengths, prefix_size):
     """Speculative greedy (rows at different lengths too; the draft's whole propose() as one
     static function where it has no stop rule, prefix or n-gram blocking, graph_draft.py):
@@ -146,6 +146,7 @@ def test_switches(monkeypatch):
     assert cuda_graphs.enabled()
 
 
+@torch.no_grad()
 def test_weight_change_drops_graphs():
     """A graph reads the weights it was captured on: a new batch after a weight changed in
     place drops every graph."""
@@ -163,6 +164,7 @@ def test_weight_change_drops_graphs():
     assert len(graphs.graphs) == 0
 
 
+@torch.no_grad()
 def test_least_recently_used_graph_goes(monkeypatch):
     """At MAX_GRAPHS keys a new one replaces the least recently used, and calls stay exact."""
     monkeypatch.setattr(cuda_graphs, "MAX_GRAPHS", 2)
