@@ -4,12 +4,12 @@
     if steps is not None and steps.usable(state, feed):
         drafts = steps.run(state, feed, unread, first, k, rules)   # [B, k] and state advanced
 
-On a GPU each drafted token through lean_decoder.forward and StepRules.log_probs costs the host
-~40 launches and two waits for the GPU (the rows' lengths; which edits apply), several times the
-GPU time of a small draft's step: a draft step then costs about what a verify pass costs and
-speculative decoding gains nothing. Here a whole propose() (the catch-up inputs, k steps, stock's
-edits and the argmax of each) is one graph, captured once per (rows, catch-up width, k, rules,
-cache buffer, source bucket) and replayed per round: csrc/greedy_draft.c's job on the CPU.
+On a GPU a drafted token through lean_decoder.forward (itself one graph replay) and
+StepRules.log_probs still costs the host ~20 launches and two waits for the GPU (the rows'
+lengths; which edits apply), more than a small draft's step costs the GPU. Here a whole
+propose() (the catch-up inputs, k steps, stock's edits and the argmax of each) is one graph,
+captured once per (rows, catch-up width, k, rules, cache buffer, source bucket) and replayed per
+round: csrc/greedy_draft.c's job on the CPU.
 
 It always drafts k tokens: a row's drafts after its EOS are cut by the caller (the C steps stop
 once every row has proposed EOS; here the extra steps cost GPU time only). The edits are those
