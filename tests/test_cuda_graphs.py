@@ -180,3 +180,21 @@ def test_least_recently_used_graph_goes(monkeypatch):
         close(graphs.run(static, tokens), lean.forward(plain, tokens))
         static.lengths = static.lengths + n
     assert [key[1] for key in graphs.graphs] == [(1, 3), (1, 1)]
+
+
+@torch.no_grad()
+def test_a_graph_drafted_window_ends_at_its_eos(monkeypatch):
+    """A graph drafts all k tokens even past EOS; the proposer offers a single row's drafts up to
+    its first EOS only, as the step-by-step loop and the C steps do (what is verified and
+    counted: alpha, the adaptive window's prices)."""
+    from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
+
+    eager_graphs(monkeypatch)
+    target = translation_model(TASK, layers=1, dim=16, heads=2, seed=8)
+    draft = translation_model(TASK, layers=1, dim=16, heads=2, seed=9, eos_bias=30.0)
+    spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=4,
+                                        max_len_b=6)
+    spec.generate([target], source_batch(DICT, [5], seed=1))
+    assert any(key[0] == "draft" for key in spec.proposer.lean.graphs.graphs)
+    # EOS first, or second where min_len bans it at the first step: not all four a round
+    assert spec.stats.proposed <= 2 * spec.stats.row_rounds

@@ -107,7 +107,7 @@ class DraftModelProposer:
             self.last_steps = steps
             tokens.scatter_(1, n_tokens[:, None] + torch.arange(steps, device=tokens.device),
                             drafts)
-            drafted = self._cut_at_eos(drafts)
+            drafted = self._cut_at_eos(drafts, single=whole is self.graph_steps)
             return drafts[:, :int(drafted.max())], None, drafted
         drafts, qs = [], []
         last = unread - 1  # which fed position predicts the next token
@@ -167,12 +167,13 @@ class DraftModelProposer:
         q = torch.stack(qs[:width], dim=1) if qs else None
         return torch.stack(drafts[:width], dim=1), q, drafted
 
-    def _cut_at_eos(self, drafts: Tensor) -> Tensor:
-        """Drafts per row [B] of drafts [B, k']: a row's end at its first EOS (or at k'). (A
-        graph drafts past EOS even for a single row.)"""
+    def _cut_at_eos(self, drafts: Tensor, single: bool = False) -> Tensor:
+        """Drafts per row [B] of drafts [B, k']: a row's end at its first EOS (or at k'). A
+        single row's drafting stops at its EOS (nothing to cut) unless `single` (a graph
+        drafts past it)."""
         bsz, steps = drafts.shape
         drafted = torch.full((bsz,), steps, dtype=torch.long, device=drafts.device)
-        if steps > 1:
+        if (bsz > 1 or single) and steps > 1:
             is_eos = drafts[:, :-1] == self.rules.eos
             drafted = torch.where(is_eos.any(1), is_eos.long().argmax(1) + 1, drafted)
         return drafted
