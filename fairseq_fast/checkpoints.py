@@ -111,13 +111,21 @@ def _raised_by_torch_load(e) -> bool:
     return False
 
 
+# fairseq's placeholder buffers (AdaptiveInput, AdaptiveSoftmax, old sinusoidal positions):
+# torch.FloatTensor(1), saved uninitialised and only ever read for its dtype and device, so it
+# may hold NaN in a sound checkpoint
+PLACEHOLDERS = ("._float_tensor",)
+
+
 def check_finite(path, state) -> None:
-    """Refuse a checkpoint whose model weights hold NaN or infinity."""
+    """Refuse a checkpoint whose model weights hold NaN or infinity (fairseq's uninitialised
+    placeholder buffers aside)."""
     model = state.get("model") if isinstance(state, dict) else None
     if not isinstance(model, dict):
         return
     for name, value in model.items():
-        if isinstance(value, torch.Tensor) and value.is_floating_point():
+        if (isinstance(value, torch.Tensor) and value.is_floating_point()
+                and not name.endswith(PLACEHOLDERS)):
             bad = int((~torch.isfinite(value)).sum())
             if bad:
                 raise UserError(f"checkpoint {path} is corrupted: {name} holds {bad} non-finite "

@@ -162,6 +162,21 @@ def test_bad_target_checkpoint_is_one_line(tiny_pair, tmp_path, case, needle):
     assert result.returncode == 2
 
 
+def test_uninitialised_placeholder_buffers_are_not_corruption():
+    """fairseq saves AdaptiveInput's and AdaptiveSoftmax's `_float_tensor` (torch.FloatTensor(1),
+    read only for its dtype) uninitialised: NaN there is a sound checkpoint; NaN in a weight is
+    not."""
+    from fairseq_fast.checkpoints import check_finite
+    from fairseq_fast.errors import UserError
+
+    nan = torch.tensor([float("nan")])
+    check_finite("lm.pt", {"model": {"decoder.embed_tokens._float_tensor": nan,
+                                     "decoder.adaptive_softmax._float_tensor": nan,
+                                     "decoder.layers.0.fc1.weight": torch.ones(2)}})
+    with pytest.raises(UserError, match="decoder.layers.0.fc1.weight holds 1 non-finite"):
+        check_finite("lm.pt", {"model": {"decoder.layers.0.fc1.weight": nan}})
+
+
 class NotAllowed:
     """A type outside every allowlist (test_cli.py has the same for the opt-in test)."""
 
