@@ -70,8 +70,7 @@ class _Cross:
 class _Graph:
     graph: object  # torch.cuda.CUDAGraph, or None for an eager static run (capture=False)
     inputs: Tuple[Tensor, ...]  # the graph's own copies of the call's inputs
-    lengths: Tensor  # the graph's own copy of state.lengths
-    state: DecoderState  # the state the function reads: the cache, `lengths`, padded K/V
+    state: DecoderState  # what the function reads: the cache, its own lengths, padded K/V
     out: tuple  # the function's outputs, in the graph's memory
 
 
@@ -167,7 +166,7 @@ class StepGraphs:
               key: tuple) -> None:
         for mine, theirs in zip(entry.inputs, inputs):
             mine.copy_(theirs)
-        entry.lengths.copy_(state.lengths)
+        entry.state.lengths.copy_(state.lengths)
         self._fill_cross(state, key[-1])
 
     def _record(self, key: tuple, state: DecoderState, inputs: Tuple[Tensor, ...],
@@ -175,11 +174,11 @@ class StepGraphs:
         """A new key: the static state and inputs, one eager run, then (on a GPU) the capture
         and a replay (it writes the same K/V to the same slots as the eager run did)."""
         cross = self._fill_cross(state, key[-1])
-        entry = _Graph(None, tuple(t.clone() for t in inputs), state.lengths.clone(), None, ())
-        entry.state = dataclasses.replace(
-            state, lengths=entry.lengths, origin=None, cross_rows=None,
+        static = dataclasses.replace(
+            state, lengths=state.lengths.clone(), origin=None, cross_rows=None,
             cross_k=cross.keys if cross else [], cross_v=cross.values if cross else [],
             cross_mask=cross.mask if cross else None)
+        entry = _Graph(None, tuple(t.clone() for t in inputs), static, ())
         if not self.capture:
             entry.out = function(entry.state, *entry.inputs)
             return entry

@@ -239,13 +239,8 @@ class LeanDecoder:
         rows = torch.arange(bsz, device=x.device)[:, None]
         mask = (torch.arange(capacity, device=x.device)[None, None, :]
                 > positions[:, :, None])[:, None]  # [B, 1, n, capacity]
-        attn = None
-        last = len(self.layers) - 1
-        for i, layer in enumerate(self.layers):
-            x, probs = self._layer(i, layer, x, state, rows, positions, None, n, capacity,
-                                   mask, False, need_attn and i == last)
-            if probs is not None:
-                attn = probs.mean(dim=1)
+        x, attn = self._each_layer(x, state, rows, positions, None, n, capacity, mask, False,
+                                   need_attn)
         logits = self._output(self._final(x))
         return (logits, attn) if need_attn else logits
 
@@ -293,6 +288,12 @@ class LeanDecoder:
         else:
             mask = (torch.arange(total, device=x.device)[None, None, :]
                     > positions[:, :, None])[:, None]  # [B, 1, n, total]
+        return self._each_layer(x, state, rows, positions, lo, n, total, mask, fused, need_attn)
+
+    def _each_layer(self, x, state: DecoderState, rows, positions, lo, n, total, mask,
+                    fused: bool, need_attn: bool):
+        """_layer over every layer; returns x and, with need_attn, the last layer's encoder
+        attention averaged over heads."""
         attn = None
         last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
