@@ -20,8 +20,8 @@ across batches; its samples differ, their distribution is the same).
 
 Testing hooks: FAIRSEQ_FAST_TEST_KILL_RANK=R:K makes rank R SIGKILL itself once it has recorded K
 chunks and generated a batch of the next one (R:K:hang: stop its heartbeat and sleep instead, as
-a rank whose machine is gone); FAIRSEQ_FAST_TEST_FAIL_RANK=R makes rank R fail while it sets up
-(R:exit: leave with status 1 and no word).
+a rank whose machine is gone); FAIRSEQ_FAST_TEST_FAIL_RANK=R makes rank R fail while it sets up,
+once every rank has registered (R:exit: leave with status 1 and no word).
 """
 import argparse
 import collections
@@ -168,6 +168,7 @@ def set_up(argv, ranks) -> Job:
     job.cfg = cfg
     fail = os.environ.get(FAIL_ENV, "")
     if fail.split(":")[0] == str(ranks.rank):
+        ranks.wait_registered()  # the other ranks can tell what happened
         if fail.endswith(":exit"):
             os._exit(1)
         raise RuntimeError(f"{FAIL_ENV} makes rank {ranks.rank} fail while it sets up")

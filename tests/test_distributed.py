@@ -215,6 +215,41 @@ def test_sigterm_line_survives_the_data_loader_worker_stopped_by_the_same_signal
     assert line == "fairseq_fast: error: stopped by the launcher (SIGTERM)"
 
 
+def test_a_rank_answers_sigterm_before_it_registers():
+    """Another rank may die as soon as this one is registered (`who/R`): torchrun then sends
+    SIGTERM, and only a rank whose handler is already in place ends the job with its line."""
+    import signal
+
+    import torch.distributed as dist
+
+    from fairseq_fast.cli import distributed
+
+    seen = {}
+
+    class Store:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def set(self, key, value):
+            if key.startswith("who/"):
+                seen[key] = signal.getsignal(signal.SIGTERM)
+            return self.inner.set(key, value)
+
+    inner = dist.HashStore()
+    ranks = distributed.Ranks(0, 2, store_factory=lambda: Store(inner))
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        ranks.start()
+    finally:
+        ranks.close()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    assert seen == {"who/0": ranks._on_signal}
+
+
 def test_rank_that_stops_answering_is_named_within_the_timeout(tiny_pair, tmp_path):
     """A rank whose heartbeat stops and which does not exit (its machine gone): torchrun sees
     nothing wrong, rank 0 ends the job after --rank-timeout. Without --results-path the job

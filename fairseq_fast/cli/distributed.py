@@ -121,14 +121,20 @@ class Ranks:
         """Register, start the heartbeat, take over SIGTERM and Ctrl-C (several ranks only)."""
         if self.solo_run:
             return
+        signal.signal(signal.SIGTERM, self._on_signal)  # before `who`: see wait_registered
+        signal.signal(signal.SIGINT, self._on_signal)
         self.store.set(f"who/{self.rank}", f"{self.host} {os.getpid()}")
         self.store.add(f"beat/{self.rank}", 1)
-        signal.signal(signal.SIGTERM, self._on_signal)
-        signal.signal(signal.SIGINT, self._on_signal)
         beat_store = self._factory()  # its own connection: the main thread uses the other
         self._beating = threading.Thread(target=self._heartbeat, args=(beat_store,),
                                          daemon=True, name="fairseq_fast-heartbeat")
         self._beating.start()
+
+    def wait_registered(self) -> None:
+        """Until every rank has registered, and so answers torchrun's SIGTERM with its line (a
+        rank still importing when another dies is stopped by SIGTERM's default action)."""
+        if not self.solo_run:
+            self._wait([f"who/{r}" for r in range(self.world)], watch=[])
 
     def close(self) -> None:
         """Stop the heartbeat (before the interpreter finalises: a daemon thread inside a
