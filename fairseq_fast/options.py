@@ -67,7 +67,8 @@ class FastGenerationConfig(FairseqDataclass):
     no_fast_beam: bool = field(default=False, metadata={
         "help": "plain beam search (no prefix, constraints or LM) through fairseq's own "
                 "generation loop instead of the plugin's (fused candidate selection, attention "
-                "history gathered when a hypothesis is finalised; same hypotheses)"})
+                "history gathered when a hypothesis is finalised, greedy steps run several at "
+                "a time in one C call; same hypotheses)"})
     no_fast_cache: bool = field(default=False, metadata={
         "help": "fairseq's own incremental state instead of the plugin's (in-place K/V cache, "
                 "encoder K/V once per source sentence, minimal beam reorders); implies "

@@ -13,7 +13,12 @@ reorder_incremental_state. This subclass answers the same calls from a `DecoderS
   * reorders copy only the rows whose beam changed, and nothing when the order is unchanged;
     on CPU not even those: the state records which cache row holds each row's history;
   * prefill: a forced prefix (--prefix-size, a language model's prompt, the hub's prefix_tokens)
-    goes through the decoder in one pass at step 0; the next steps read their scores from it.
+    goes through the decoder in one pass at step 0; the next steps read their scores from it;
+  * look-ahead: for a greedy batch of the plugin's beam loop (`look_ahead` set), one C call runs
+    several greedy steps ahead, each step's scores and attention kept; the next steps read them
+    while every row's token is the one fed ahead (the search's choice is still made from these
+    scores, so a row that chose otherwise, a near-tie rounded the other way, only ends the
+    look-ahead: the cache rolls back to that step).
 
 The search itself (beam search, sampling, diverse beam, constraints, ...) stays fairseq's.
 """
@@ -30,6 +35,11 @@ from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.model_gate import ensemble_refusal, layerdrop_draws, log_once
 
 STATE = "fairseq_fast"  # key of our DecoderState in fairseq's per-model incremental-state dict
+# Greedy steps per look-ahead call: LOOK_AHEAD_STEPS // rows, none below 2. Every row runs
+# until the call ends or every row has chosen EOS, and a step's extra rows cost little only
+# while the step is bound by reading the weights (a few rows): at the demo target's batch 32,
+# rows run past their EOS cost more than the calls save.
+LOOK_AHEAD_STEPS = 16
 
 
 def _is_identity(order: Tensor, size: int) -> bool:
@@ -49,7 +59,13 @@ class FastEnsembleModel(EnsembleModel):
         self.prefix: Optional[Tensor] = None  # this batch's forced prefix (set by the generator)
         self._group = 1  # rows per source sentence in the generator's layout (its beam size)
         self._expanded = False
-        self._ahead = None  # prefilled scores: (inputs [N, m+1], lprobs [N, m+1, V], attn | None)
+        # scores computed ahead: (step of the first, inputs [N, m], lprobs [N, m, V],
+        # attn [N, m, S] | None, whether every row (look-ahead) or any (prefill) must follow)
+        self._ahead = None
+        # greedy steps ahead: (steps, rules), set by the plugin's beam loop for a greedy batch
+        # (steps: speculative/greedy_draft.py's GreedyDraftSteps of this model; rules: the
+        # batch's StepRules), else None
+        self.look_ahead = None
         self._decoding = False  # the batch's decoder states exist (they hold the encoder K/V)
         # each model's state of the last batch: its K/V buffers serve the next batch where
         # they fit (fresh memory costs page faults and zeroing: ~15% of a beam-5 batch of 32
@@ -101,25 +117,30 @@ class FastEnsembleModel(EnsembleModel):
         for states in incremental_states:
             if STATE in states:
                 states[STATE].select_rows(new_order)
-        if self._ahead is not None and not _is_identity(new_order, self._ahead[0].size(0)):
-            self._ahead = tuple(None if t is None else t.index_select(0, new_order)
-                                for t in self._ahead)
+        if self._ahead is not None and not _is_identity(new_order, self._ahead[1].size(0)):
+            first, *tensors, every = self._ahead
+            self._ahead = (first, *(None if t is None else t.index_select(0, new_order)
+                                    for t in tensors), every)
 
     def forward_decoder(self, tokens, encoder_outs, incremental_states, temperature: float = 1.0):
         step = tokens.size(1) - 1
         for model in self.models:  # stock runs each decoder once a step, prefill or not
             layerdrop_draws(model.decoder.layers)
         if self._ahead is not None:
-            inputs, lprobs, attn = self._ahead
-            # Rows still on the prefix read their scores from the prefill. A row whose token
+            first, inputs, lprobs, attn, every = self._ahead
+            j = step - first
+            # Prefill: rows still on the prefix read their scores from it. A row whose token
             # differs is a dead beam: fairseq forces the prefix by giving every other token -inf
             # (and beam search fills spare beams with such candidates), so that row's score is
             # -inf whatever its log-probs, and it can never be finalised. If no row follows
-            # the prefix, the search has left it: forget the prefill and decode normally.
-            if step < inputs.size(1) and bool((tokens[:, step] == inputs[:, step]).any()):
-                # contiguous, as stock's: searches view() it, and the generator edits it
-                return (lprobs[:, step].contiguous(),
-                        None if attn is None else attn[:, step].contiguous())
+            # the prefix, the search has left it. Look-ahead: every row must have chosen the
+            # token fed ahead. Otherwise forget the scores ahead and decode from this step.
+            if j < inputs.size(1):
+                same = tokens[:, step] == inputs[:, j]
+                if bool(same.all() if every else same.any()):
+                    # contiguous, as stock's: searches view() it, and the generator edits it
+                    return (lprobs[:, j].contiguous(),
+                            None if attn is None else attn[:, j].contiguous())
             for states in incremental_states:
                 states[STATE].rollback_to(torch.full_like(states[STATE].lengths, step))
             self._ahead = None
@@ -127,10 +148,36 @@ class FastEnsembleModel(EnsembleModel):
             feed = self._prefill_inputs(tokens)
         else:
             feed = tokens[:, -1:]
-        lprobs, attn = self._decode(feed, encoder_outs, incremental_states, temperature)
-        if feed.size(1) > 1:
-            self._ahead = (feed, lprobs, attn)
+        ahead = None
+        if self.look_ahead is not None and feed.size(1) == 1 and temperature == 1.0:
+            ahead = self._look_ahead(feed, step, encoder_outs, incremental_states)
+        if ahead is not None:
+            inputs, lprobs, attn = ahead
+            self._ahead = (step, inputs, lprobs, attn, True)
+        else:
+            lprobs, attn = self._decode(feed, encoder_outs, incremental_states, temperature)
+            if feed.size(1) > 1:
+                self._ahead = (0, feed, lprobs, attn, False)
         return (lprobs[:, 0].contiguous(), None if attn is None else attn[:, 0].contiguous())
+
+    def _look_ahead(self, feed: Tensor, step: int, encoder_outs, incremental_states):
+        """Greedy steps from `step` on in one C call: (the inputs fed [N, m] (feed, then each
+        step's choice), log-probs [N, m, V], attention [N, m, S] | None), the state advanced by
+        m; None where the call does not run (another model kind, dtype or device, ensembles)."""
+        steps, rules = self.look_ahead
+        rows = feed.size(0)
+        k = min(LOOK_AHEAD_STEPS // rows, rules.max_len + 1 - step)
+        if self.models_size != 1 or steps is None or k < 2:
+            return None
+        state = self._state(0, rows, encoder_outs, incremental_states)
+        if not steps.usable(state, rows):
+            return None
+        model, lean = self.models[0], self.lean[0]
+        drafts, scores, attn = steps.run_scored(
+            state, feed, step, k, rules, lean.has_cross_attention and bool(state.cross_k))
+        logits = lean._scatter(scores)
+        lprobs = model.get_normalized_probs((logits, None), log_probs=True, sample=None)
+        return torch.cat([feed, drafts[:, :-1]], dim=1), lprobs, attn
 
     def _prefill_inputs(self, tokens: Tensor) -> Tensor:
         """[BOS, p_1 .. p_m] per row: the forced prefix's columns that no row leaves (no padding,
@@ -152,23 +199,7 @@ class FastEnsembleModel(EnsembleModel):
         log_probs: List[Tensor] = []
         avg_attn: Optional[Tensor] = None
         for i, (model, lean) in enumerate(zip(self.models, self.lean)):
-            state = incremental_states[i].get(STATE)
-            if state is None:
-                param = next(model.parameters())
-                encoder_out = encoder_outs[i] if self.has_encoder() else None
-                last = self._last[i]
-                # on CPU (the attention kernels' path) beam reorders and finished rows move
-                # no K/V: the state records where each row's history lies (every row here is
-                # at one length, as that needs)
-                source = (encoder_out or {}).get("encoder_out")  # [S, B, C] in a list
-                src_len = source[0].size(0) if source else 0
-                state = lean.init_state(encoder_out, feed.size(0), initial_capacity(src_len),
-                                        param.dtype, param.device,
-                                        origins=param.device.type == "cpu",
-                                        reuse=None if last is None else last.buffers)
-                incremental_states[i][STATE] = state
-                self._last[i] = state
-                self._decoding = True
+            state = self._state(i, feed.size(0), encoder_outs, incremental_states)
             if lean.has_cross_attention and state.cross_k:
                 logits, attn = lean.forward(state, feed, need_attn=True)
             else:
@@ -185,6 +216,30 @@ class FastEnsembleModel(EnsembleModel):
         if avg_attn is not None:
             avg_attn.div_(self.models_size)
         return avg, avg_attn
+
+
+    def _state(self, i: int, rows: int, encoder_outs, incremental_states) -> DecoderState:
+        """Model i's decoder state, made at the batch's first decoder call."""
+        state = incremental_states[i].get(STATE)
+        if state is None:
+            model, lean = self.models[i], self.lean[i]
+            param = next(model.parameters())
+            encoder_out = encoder_outs[i] if self.has_encoder() else None
+            last = self._last[i]
+            # on CPU (the attention kernels' path) beam reorders and finished rows move no K/V:
+            # the state records where each row's history lies (every row here is at one length,
+            # as that needs); not for a greedy look-ahead, whose C steps read rows in place
+            source = (encoder_out or {}).get("encoder_out")  # [S, B, C] in a list
+            src_len = source[0].size(0) if source else 0
+            state = lean.init_state(encoder_out, rows, initial_capacity(src_len),
+                                    param.dtype, param.device,
+                                    origins=(param.device.type == "cpu"
+                                             and self.look_ahead is None),
+                                    reuse=None if last is None else last.buffers)
+            incremental_states[i][STATE] = state
+            self._last[i] = state
+            self._decoding = True
+        return state
 
 
 class FastEnsembleModelWithAlignment(FastEnsembleModel, EnsembleModelWithAlignment):

@@ -19,7 +19,11 @@ FastEnsembleModel) this loop takes over, with the same decisions:
     and bookkeeping (cands_to_ignore included), on [sentences, 2 x beam] tensors;
   * attention: each step's [rows, S] is appended once to a buffer; rows carry the buffer
     indices of their history (`lineage`, reordered with the tokens), and a hypothesis gathers
-    its attention when it is finalised, instead of every step moving every row's history.
+    its attention when it is finalised, instead of every step moving every row's history;
+  * greedy (beam 1, no n-gram blocking, temperature 1): the model runs several steps ahead in
+    one C call, each row fed its argmax under the step's edits (speculative/greedy_draft.py's
+    steps, ensemble.py's look-ahead); this loop still chooses every token from the scores, and
+    a row choosing otherwise only ends the look-ahead.
 
 Hypotheses, scores, positional scores and attention are stock's (tests/test_fast_defaults.py
 compares them with fairseq's loop in float64). Everything else goes through fairseq's loop.
@@ -35,7 +39,8 @@ from fairseq_fast.kernels import loader
 from fairseq_fast.errors import RunError
 from fairseq_fast.generators import finalize
 from fairseq_fast.decoding.ensemble import FastEnsembleModel
-from fairseq_fast.decoding.step_rules import edit_scores
+from fairseq_fast.decoding.step_rules import StepRules, edit_scores
+from fairseq_fast.speculative.greedy_draft import GreedyDraftSteps
 
 NO_RULE, ONLY_EOS, NO_EOS = 0, 1, 2  # the length rule of a step (beam_step.c's `mode`)
 MAX_CANDIDATES = 64  # the kernel's per-sentence top-k buffer
@@ -87,9 +92,33 @@ def candidates(lprobs: Tensor, prev: Optional[Tensor], sentences: int, beam: int
     return scores, out_beams, tokens
 
 
+def look_ahead(gen, max_len: int):
+    """The model's greedy look-ahead for a batch (ensemble.py), or None: beam 1, no n-gram
+    blocking, temperature 1, a single model whose decoder the C steps take."""
+    model = gen.model
+    if (gen.beam_size != 1 or gen.repeat_ngram_blocker is not None or gen.temperature != 1.0
+            or model.models_size != 1):
+        return None
+    if not hasattr(gen, "_greedy_steps"):
+        gen._greedy_steps = GreedyDraftSteps.build(model.models[0], model.lean[0])
+    if gen._greedy_steps is None:
+        return None
+    return gen._greedy_steps, StepRules(pad=gen.pad, unk=gen.unk, eos=gen.eos,
+                                        max_len=max_len, min_len=gen.min_len,
+                                        unk_penalty=gen.unk_penalty)
+
+
 @torch.no_grad()
 def generate(gen, sample: Dict, bos_token: Optional[int] = None) -> List[List[Dict[str, Tensor]]]:
     """What `gen._generate(sample, bos_token=bos_token)` returns, for a generator usable() takes."""
+    gen.model.look_ahead = None
+    try:
+        return _generate(gen, sample, bos_token)
+    finally:
+        gen.model.look_ahead = None
+
+
+def _generate(gen, sample: Dict, bos_token: Optional[int]) -> List[List[Dict[str, Tensor]]]:
     model, beam, eos = gen.model, gen.beam_size, gen.eos
     net_input = sample["net_input"]
     src_tokens = net_input["src_tokens"]
@@ -105,6 +134,7 @@ def generate(gen, sample: Dict, bos_token: Optional[int] = None) -> List[List[Di
 
     states: List[Dict] = [{} for _ in range(model.models_size)]
     encoder_outs = model.forward_encoder(net_input)
+    model.look_ahead = look_ahead(gen, max_len)
     encoder_outs = model.reorder_encoder_out(
         encoder_outs, torch.arange(bsz, device=device).repeat_interleave(beam))
 

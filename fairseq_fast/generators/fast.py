@@ -15,8 +15,8 @@ behind its flag:
                        in torch, on any device (fairseq's CPU path blocks nothing: #5206)
     --no-fast-beam     plain beam search (search.BeamSearch, no prefix / constraints / LM) on
                        the fast cache runs beam_search.py's loop: fairseq's rule, candidates
-                       chosen in one pass, attention history gathered per hypothesis (needs
-                       the fast cache)
+                       chosen in one pass, attention history gathered per hypothesis, greedy
+                       steps looked ahead several at a time (needs the fast cache)
 """
 import copy
 import logging

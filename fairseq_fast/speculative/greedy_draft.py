@@ -67,6 +67,29 @@ class GreedyDraftSteps:
         """feed [B, width]: each row's unread inputs (unread[b] real ones, right-padded);
         first [B]: the decoding step of each row's first draft. Returns the drafts [B, k'] (k'
         <= k: drafting stops once every row has proposed EOS) and advances state.lengths."""
+        return self._steps(state, feed, unread, first, k, rules)[0]
+
+    def run_scored(self, state: DecoderState, feed: Tensor, first: int, k: int,
+                   rules: StepRules, need_attn: bool):
+        """run() for one input per row, every step's outputs kept: (drafts [B, k'], scores
+        [B, k', N] (a shortlist's N where there is one), and with need_attn and encoder K/V
+        the last layer's encoder attention averaged over heads [B, k', S], else None)."""
+        bsz = feed.size(0)
+        unread = torch.ones(bsz, dtype=torch.long)
+        firsts = torch.full((bsz,), first, dtype=torch.long)
+        drafts, scores, probs = self._steps(state, feed, unread, firsts, k, rules, True,
+                                            need_attn and bool(state.cross_k))
+        steps = drafts.size(1)
+        scores = scores[:steps].transpose(0, 1)
+        if probs is None:
+            return drafts, scores, None
+        _, _, heads, src = probs.shape  # the mean over heads as fused_layer.run takes it
+        mean = probs.new_empty(steps, bsz, src)
+        loader.function("fa_head_mean")(probs.data_ptr(), steps * bsz, heads, src,
+                                        mean.data_ptr())
+        return drafts, scores, mean.transpose(0, 1)
+
+    def _steps(self, state, feed, unread, first, k, rules, keep_scores=False, keep_probs=False):
         bsz, width = feed.shape
         lengths = state.lengths.clone()
         state.ensure_capacity(int(lengths.max()) + width + k)
@@ -76,11 +99,18 @@ class GreedyDraftSteps:
                       rules.max_len)
         work = self.whole.work(decoder, bsz, width)
         drafts = torch.empty(bsz, k, dtype=torch.long)
+        scores = (torch.empty(k, bsz, decoder.output.out_features) if keep_scores else None)
+        probs = None
+        if keep_probs:
+            last = self.lean.decoder.layers[-1].encoder_attn
+            probs = torch.empty(k, bsz, last.num_heads, state.cross_k[-1].size(2))
         feed, unread, first = (t.contiguous() for t in (feed, unread, first))
         steps = loader.function("gd_greedy_f32")(
             ctypes.byref(decoder), layer_states, ctypes.byref(rule), bsz, feed.data_ptr(),
             width, unread.data_ptr(), lengths.data_ptr(), first.data_ptr(), k,
-            None if pad is None else pad.data_ptr(), drafts.data_ptr(), work.data_ptr(),
+            None if pad is None else pad.data_ptr(), drafts.data_ptr(),
+            None if scores is None else scores.data_ptr(),
+            None if probs is None else probs.data_ptr(), work.data_ptr(),
             torch.get_num_threads())
         state.lengths = lengths
-        return drafts[:, :steps]
+        return drafts[:, :steps], scores, None if probs is None else probs[:steps]

@@ -67,12 +67,12 @@ static void embed(const gd_decoder *D, const int64_t *tokens, int64_t stride, in
 /* every layer on x [B * n, C] (inside the parallel region), the new K/V at slots lengths[b] .. */
 static void layers_units(const gd_decoder *D, const gd_layer_state *S, float *x, int64_t B,
                          int64_t n, const int64_t *lengths, int64_t total, const uint8_t *pad,
-                         float *work) {
+                         float *probs, float *work) {
   for (int64_t i = 0; i < D->layers; i++) {
     const gd_layer_state *s = S + i;
     dl_layer_units(D->layer + i, x, B, n, s->k, s->v, s->cb, s->ch, s->ct, lengths, total, NULL,
                    NULL, 0, s->cross_k, s->cross_v, s->xb, s->xh, s->xt, s->S, s->group,
-                   s->cross_rows, pad, NULL, work);
+                   s->cross_rows, pad, i == D->layers - 1 ? probs : NULL, work);
   }
 }
 
@@ -113,13 +113,18 @@ static int64_t choose(const float *s, int64_t N, const int64_t *vocab, const gd_
 /* B rows; feed [B, width] the first step's inputs (unread[b] real ones per row); lengths [B]
  * the rows' cached inputs, advanced here; first_step [B] the decoding step of each row's first
  * draft; drafts [B, k] receives the drafts; pad [B / group, S] source padding or NULL; work:
- * gd_work_floats(D, B, width) floats. Returns the steps taken (<= k). */
+ * gd_work_floats(D, B, width) floats. Returns the steps taken (<= k). Where not NULL,
+ * step_scores [k, B, N] receives each step's scores and probs [k, B, H, S] the last layer's
+ * encoder-attention probabilities of each step (the default generator's look-ahead). */
 int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rules *rules,
                       int64_t B, const int64_t *feed, int64_t width, const int64_t *unread,
                       int64_t *lengths, const int64_t *first_step, int64_t k,
-                      const uint8_t *pad, int64_t *drafts, float *work, int threads) {
+                      const uint8_t *pad, int64_t *drafts, float *step_scores, float *probs,
+                      float *work, int threads) {
   const int64_t C = D->layer[0].dim, N = D->output.out_features;
-  float *x = work, *h = x + B * width * C, *scores = h + B * C, *layer_work = scores + B * N;
+  const gd_layer_state *last = S + D->layers - 1;
+  const int64_t probs_step = B * D->layer[D->layers - 1].heads * last->S;
+  float *x = work, *h = x + B * width * C, *layer_work = h + B * C + B * N;
   int64_t steps = 0;
   int done = 0;
 #pragma omp parallel num_threads(threads) if (threads > 1)
@@ -131,7 +136,9 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
     total += n;
     embed(D, j ? drafts + j - 1 : feed, j ? k : width, B, n, lengths, x);
     if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, B * n, C);
-    layers_units(D, S, x, B, n, lengths, total, pad, layer_work);
+    layers_units(D, S, x, B, n, lengths, total, pad, probs ? probs + j * probs_step : NULL,
+                 layer_work);
+    float *scores = step_scores ? step_scores + j * B * N : h + B * C;
 #pragma omp for schedule(static)
     for (int64_t b = 0; b < B; b++)
       memcpy(h + b * C, x + (b * n + (n > 1 ? unread[b] - 1 : 0)) * C, C * sizeof(float));
@@ -169,7 +176,7 @@ void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, con
   {
     embed(D, feed, n, B, n, lengths, x);
     if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, R, C);
-    layers_units(D, S, x, B, n, lengths, total, pad, layer_work);
+    layers_units(D, S, x, B, n, lengths, total, pad, NULL, layer_work);
     if (D->final_norm.w) dl_norm_units(&D->final_norm, x, x, R, C);
     output_units(D, x, R, scores);
   }

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define FF_ABI_VERSION 5
+#define FF_ABI_VERSION 6
 
 /* every library (abi.c): FF_ABI_VERSION, and sizeof(struct) by name (-1: no such struct) */
 int ff_abi_version(void);
@@ -127,7 +127,8 @@ int64_t gd_work_floats(const gd_decoder *D, int64_t B, int64_t width);
 int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rules *rules,
                       int64_t B, const int64_t *feed, int64_t width, const int64_t *unread,
                       int64_t *lengths, const int64_t *first_step, int64_t k,
-                      const uint8_t *pad, int64_t *drafts, float *work, int threads);
+                      const uint8_t *pad, int64_t *drafts, float *step_scores, float *probs,
+                      float *work, int threads);
 void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, const int64_t *feed,
                     int64_t n, const int64_t *lengths, int64_t total, const uint8_t *pad,
                     float *scores, float *work, int threads);
