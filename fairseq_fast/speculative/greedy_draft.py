@@ -16,6 +16,10 @@ takes (decoding/fused_decoder.py, whose structs this shares: the fused layers' p
 embeddings, an output projection) and whose log-probs are fairseq's own log-softmax.
 The draft only proposes: the target verifies every token, so this path, like the shortlist,
 can change how many drafts are kept (float32 rounding of a near-tie) but never the output.
+
+`run_scored` is the same call with every step's scores and encoder attention kept: the default
+generator's greedy look-ahead (decoding/ensemble.py), whose search then chooses each token from
+those scores itself.
 """
 import ctypes
 from typing import Optional
@@ -90,6 +94,8 @@ class GreedyDraftSteps:
         return drafts, scores, mean.transpose(0, 1)
 
     def _steps(self, state, feed, unread, first, k, rules, keep_scores=False, keep_probs=False):
+        """The C call: (drafts [B, k'], step scores [k, B, N] | None, the last layer's encoder
+        attention probabilities [k', B, H, S] | None)."""
         bsz, width = feed.shape
         lengths = state.lengths.clone()
         state.ensure_capacity(int(lengths.max()) + width + k)
