@@ -117,3 +117,14 @@ def test_where_there_is_no_look_ahead(options, lengths, monkeypatch):
     model = _model(seed=2)
     _, calls = _generate(model, source_batch(DICT, lengths, seed=1), monkeypatch, **options)
     assert calls == []
+
+
+@pytest.mark.parametrize("rows,origins", [(3, False), (9, True)])
+def test_batches_too_large_to_look_ahead_keep_beam_search_state(rows, origins):
+    """A greedy batch that cannot look ahead keeps the state beam search uses on CPU (rows that
+    leave move no K/V: `origin`); one that can reads its rows in place."""
+    model = _model(seed=2)
+    generator = TASK.build_generator([model], gen_args(beam=1, max_len_b=14))
+    with torch.no_grad():
+        generator.generate([model], source_batch(DICT, list(range(3, 3 + rows)), seed=1))
+    assert (generator.model._last[0].origin is not None) == origins

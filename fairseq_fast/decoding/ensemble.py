@@ -167,7 +167,7 @@ class FastEnsembleModel(EnsembleModel):
         steps, rules = self.look_ahead
         rows = feed.size(0)
         k = min(LOOK_AHEAD_STEPS // rows, rules.max_len + 1 - step)
-        if self.models_size != 1 or steps is None or k < 2:
+        if not self._looks_ahead(rows) or k < 2:
             return None
         state = self._state(0, rows, encoder_outs, incremental_states)
         if not steps.usable(state, rows):
@@ -218,6 +218,11 @@ class FastEnsembleModel(EnsembleModel):
         return avg, avg_attn
 
 
+    def _looks_ahead(self, rows: int) -> bool:
+        """Whether a batch of `rows` rows may look ahead (the C steps decide the rest)."""
+        return (self.look_ahead is not None and self.models_size == 1
+                and LOOK_AHEAD_STEPS // rows >= 2)
+
     def _state(self, i: int, rows: int, encoder_outs, incremental_states) -> DecoderState:
         """Model i's decoder state, made at the batch's first decoder call."""
         state = incremental_states[i].get(STATE)
@@ -228,13 +233,14 @@ class FastEnsembleModel(EnsembleModel):
             last = self._last[i]
             # on CPU (the attention kernels' path) beam reorders and finished rows move no K/V:
             # the state records where each row's history lies (every row here is at one length,
-            # as that needs); not for a greedy look-ahead, whose C steps read rows in place
+            # as that needs); not where a greedy batch looks ahead: its C steps read rows in
+            # place
             source = (encoder_out or {}).get("encoder_out")  # [S, B, C] in a list
             src_len = source[0].size(0) if source else 0
             state = lean.init_state(encoder_out, rows, initial_capacity(src_len),
                                     param.dtype, param.device,
                                     origins=(param.device.type == "cpu"
-                                             and self.look_ahead is None),
+                                             and not self._looks_ahead(rows)),
                                     reuse=None if last is None else last.buffers)
             incremental_states[i][STATE] = state
             self._last[i] = state
