@@ -78,7 +78,9 @@ class GreedyDraftSteps:
         """run() for one input per row, every step's outputs kept: (drafts [B, k'], scores
         [B, k', N] (a shortlist's N where there is one), and with need_attn and encoder K/V
         the last layer's encoder attention averaged over heads [B, k', S], else None)."""
-        bsz = feed.size(0)
+        bsz, width = feed.shape
+        if width != 1:  # the C call's per-step attention holds one input per row
+            raise ValueError(f"run_scored takes one input per row, not {width}")
         unread = torch.ones(bsz, dtype=torch.long)
         firsts = torch.full((bsz,), first, dtype=torch.long)
         drafts, scores, probs = self._steps(state, feed, unread, firsts, k, rules, True,

@@ -115,7 +115,8 @@ static int64_t choose(const float *s, int64_t N, const int64_t *vocab, const gd_
  * draft; drafts [B, k] receives the drafts; pad [B / group, S] source padding or NULL; work:
  * gd_work_floats(D, B, width) floats. Returns the steps taken (<= k). Where not NULL,
  * step_scores [k, B, N] receives each step's scores and probs [k, B, H, S] the last layer's
- * encoder-attention probabilities of each step (the default generator's look-ahead). */
+ * encoder-attention probabilities of each step (the default generator's look-ahead; probs
+ * needs width 1). */
 int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rules *rules,
                       int64_t B, const int64_t *feed, int64_t width, const int64_t *unread,
                       int64_t *lengths, const int64_t *first_step, int64_t k,
