@@ -173,8 +173,8 @@ class FastEnsembleModel(EnsembleModel):
         if not steps.usable(state, rows):
             return None
         model, lean = self.models[0], self.lean[0]
-        drafts, scores, attn = steps.run_scored(
-            state, feed, step, k, rules, lean.has_cross_attention and bool(state.cross_k))
+        drafts, scores, attn = steps.run_scored(state, feed, step, k, rules,
+                                                lean.has_cross_attention)
         logits = lean._scatter(scores)
         lprobs = model.get_normalized_probs((logits, None), log_probs=True, sample=None)
         return torch.cat([feed, drafts[:, :-1]], dim=1), lprobs, attn
@@ -216,7 +216,6 @@ class FastEnsembleModel(EnsembleModel):
         if avg_attn is not None:
             avg_attn.div_(self.models_size)
         return avg, avg_attn
-
 
     def _looks_ahead(self, rows: int) -> bool:
         """Whether a batch of `rows` rows may look ahead (the C steps decide the rest)."""

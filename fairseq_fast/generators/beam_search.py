@@ -111,7 +111,6 @@ def look_ahead(gen, max_len: int):
 @torch.no_grad()
 def generate(gen, sample: Dict, bos_token: Optional[int] = None) -> List[List[Dict[str, Tensor]]]:
     """What `gen._generate(sample, bos_token=bos_token)` returns, for a generator usable() takes."""
-    gen.model.look_ahead = None
     try:
         return _generate(gen, sample, bos_token)
     finally:

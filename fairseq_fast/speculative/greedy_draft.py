@@ -28,6 +28,7 @@ import torch
 from torch import Tensor, nn
 
 from fairseq_fast.decoding.decoder_state import DecoderState
+from fairseq_fast.decoding.fused_layer import head_mean
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
 from fairseq_fast.kernels import loader
@@ -89,10 +90,7 @@ class GreedyDraftSteps:
         scores = scores[:steps].transpose(0, 1)
         if probs is None:
             return drafts, scores, None
-        _, _, heads, src = probs.shape  # the mean over heads as fused_layer.run takes it
-        mean = probs.new_empty(steps, bsz, src)
-        loader.function("fa_head_mean")(probs.data_ptr(), steps * bsz, heads, src,
-                                        mean.data_ptr())
+        mean = head_mean(probs.flatten(0, 1)).view(steps, bsz, -1)  # as fused_layer.run's
         return drafts, scores, mean.transpose(0, 1)
 
     def _steps(self, state, feed, unread, first, k, rules, keep_scores=False, keep_probs=False):
