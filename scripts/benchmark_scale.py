@@ -47,9 +47,10 @@ run, reset before it through /proc/self/clear_refs, is in the JSON as process_pe
 The physical limit: a STREAM-like triad a = b + s c (and a plain read, sum(b)) over float32 arrays
 of --stream-mib each (default 1 GiB, several times a server CPU's L3; the L3 size read from sysfs
 is printed beside) with torch's threads, in a process of its own, before each factor and at the
-end, best of 5 each time; and at batch 1 greedy, just before each timed run of the default
-generator (best of 3): on a shared machine the bandwidth a process gets moves by tens of
-percent within minutes, so a run is set against what the machine gave at that moment. Beside
+end, best of 5 each time; and at batch 1 greedy, just before and just after each timed run of
+the default generator and the lean step's timing (best of 3 each): on a shared machine the
+bandwidth a process gets moves by tens of percent within minutes, so a run is set against what
+the machine gave around it. Beside
 it, per F, a read over one array the size of the float32 weights a step reads (which may fit in
 a large L3, unlike the triad's arrays).
 
@@ -68,11 +69,14 @@ the default's share of the triad at those bytes is printed beside the one at eve
 
 ms/token = seconds / tokens written: at batch 1 the step time of the engines that write one
 token per step, the encoder and everything around the steps included. GB/s = weight bytes per
-step / that time. % of triad: each of the default's runs against the triad measured just
-before it (the median of those shares), every other engine against those triads' median
+step / that time. % of triad: each of the default's runs against the mean of the triads
+measured just before and just after it, where the two agree within 15% (the median of those
+shares; a run whose two differ more saw the machine's bandwidth change level and is left out:
+a shared machine's may switch between levels that last seconds to minutes), every other engine
+against the median of all those triads
 (speculative decoding and BiLD write several tokens per pass over the target's weights, so
 theirs can exceed 100%). The lean decoder's own step (benchmark.step_costs: one token at
-position ~20, batch 1, median of 50) is given too, against the best triad of the run.
+position ~20, batch 1, median of 50) is given too, against the triads measured around it.
 
 Speculative decoding, in the terms of Leviathan et al.: alpha, the acceptance rate; gamma, the
 draft length; c, the draft's step time over the target's verify-pass time as measured inside the
@@ -427,15 +431,35 @@ def fairseq_engine(generator, model, samples, tgt_dict, peak=PeakRSS):
     return run
 
 
-def paired_triad(run, args, triads):
-    """`run` (an engine) with the triad measured just before each timed run (into `triads`): the
-    bandwidth the machine gave at that moment, for the run's share of it (a shared machine's
-    bandwidth moves by tens of percent within minutes)."""
+REGIME_AGREEMENT = 0.15  # the two triads around a run: within this of each other, or left out
+
+
+def bracketed(run, args, brackets):
+    """`run` (an engine) with the triad measured just before and just after each timed run
+    (into `brackets`, a (before, after) pair a run): the bandwidth the machine gave around it,
+    for the run's share of it. A shared machine's bandwidth moves by tens of percent, and on
+    some it switches between levels that last seconds to minutes (a 2-vCPU cloud machine here:
+    ~37 and ~60 GB/s), so one triad before a run may come from another level than the run."""
     def paired(warm_up=False):
-        if not warm_up:
-            triads.append(bandwidth(args.stream_mib, args.threads, repeats=3)[0])
-        return run(warm_up)
+        if warm_up:
+            return run(warm_up)
+        before = bandwidth(args.stream_mib, args.threads, repeats=3)[0]
+        out = run(warm_up)
+        brackets.append((before, bandwidth(args.stream_mib, args.threads, repeats=3)[0]))
+        return out
     return paired
+
+
+def bracketed_shares(weight_bytes, tokens, seconds, brackets, agree=REGIME_AGREEMENT):
+    """[(share, triad)] for each run (seconds, and the (before, after) triads around it) whose
+    two triads agree within `agree` of the smaller: the weight GB/s it ran at over their mean.
+    A run whose triads differ more saw the machine's bandwidth change level and is left out."""
+    shares = []
+    for s, (before, after) in zip(seconds, brackets):
+        if max(before, after) <= (1 + agree) * min(before, after):
+            triad = (before + after) / 2
+            shares.append((weight_bytes * tokens / s / 1e9 / triad, triad))
+    return shares
 
 
 def ct2_engine(model_dir, compute_type, sources, ids, beam, batch_size, threads, folder):
@@ -593,7 +617,9 @@ def run_scale(factor, args, folder, reference):
     scale["ffn_density"] = ffn_density(target, task, batches(task, 8, 1)[0], cfg)
     scale["weight_bytes_per_step_read"] = bytes_read(
         dec, scale["weight_bytes_per_step_plugin"], scale["ffn_density"]["decoder"])
+    before = bandwidth(args.stream_mib, args.threads, repeats=3)[0]
     scale["target_costs"] = step_costs(target, first[0], args.draft_len)
+    scale["lean_step_triads"] = (before, bandwidth(args.stream_mib, args.threads, repeats=3)[0])
     scale["draft_costs"] = step_costs(draft, first[0], args.draft_len)
     scale["c_step"] = (scale["draft_costs"]["lean_step_ms"]
                        / scale["target_costs"]["lean_step_ms"])
@@ -625,9 +651,9 @@ def run_scale(factor, args, folder, reference):
                 for t in args.ct2_threads:
                     engines[f"CTranslate2 {compute_type}@{t}"] = ct2_engine(
                         ct2_dir, compute_type, sources, ids, beam, bsz, t, folder)
-        triads = []  # batch-1 greedy: a triad just before each timed run of the default
+        brackets = []  # batch-1 greedy: the triads just before and after each run of the default
         if beam == 1 and bsz == 1:
-            engines[DEFAULT] = paired_triad(engines[DEFAULT], args, triads)
+            engines[DEFAULT] = bracketed(engines[DEFAULT], args, brackets)
         figures, outputs = measure(engines, args.repeats, n)
         if ct2_dir:
             import ctranslate2_baseline as ct2
@@ -656,17 +682,22 @@ def run_scale(factor, args, folder, reference):
                 figures[e]["alpha"] = stats.alpha
                 figures[e]["mean_draft_len"] = stats.draft_calls / max(stats.target_calls, 1)
         if beam == 1 and bsz == 1:
-            row["triad_gbs"] = triads
+            row["triad_brackets"] = brackets
+            triads = [t for pair in brackets for t in pair]
             for e, f in figures.items():
                 kind = ("_int8" if "int8" in e else "_plugin" if e.startswith("fairseq_fast")
                         else "")
                 f["weight_gbs"] = scale[f"weight_bytes_per_step{kind}"] / f["ms_per_token"] / 1e6
                 f["triad_share"] = f["weight_gbs"] / statistics.median(triads)
-            d = figures[DEFAULT]  # each run against the triad measured just before it
+            d = figures[DEFAULT]  # each run against the triads around it, where they agree
             for key, weights in (("triad_share", "weight_bytes_per_step_plugin"),
                                  ("read_triad_share", "weight_bytes_per_step_read")):
-                d[key] = statistics.median(scale[weights] * d["tokens"] / seconds / 1e9 / triad
-                                           for seconds, triad in zip(d["seconds"], triads))
+                shares = bracketed_shares(scale[weights], d["tokens"], d["seconds"], brackets)
+                d[f"{key}_by_run"] = shares
+                if shares:
+                    d[key] = statistics.median(share for share, _ in shares)
+                else:  # no run with agreeing triads: no share of the default's own
+                    d.pop(key, None)
         key = (name, bsz)
         if factor == 1:
             reference[key] = outputs["stock fairseq"]
@@ -715,6 +746,32 @@ def identical_pass(factor, args, task, target, cfg, draft, vocab, reference):
 # -- output -----------------------------------------------------------------------------------
 
 
+def _lean_step_share(s, best):
+    """The lean step's share of the triads measured around it (of the run's best triad in a
+    report from before them)"""
+    if "lean_step_triads" not in s:
+        return f"{100 * s['lean_step_gbs'] / best:.0f}% of triad"
+    shares = bracketed_shares(s["lean_step_gbs"] * 1e9, 1, [1], [s["lean_step_triads"]])
+    pair = "/".join(f"{t:.1f}" for t in s["lean_step_triads"])
+    if not shares:
+        return f"the bandwidth changed level around it: triads {pair} GB/s"
+    return f"{100 * shares[0][0]:.0f}% of the triads around it, {pair} GB/s"
+
+
+def _default_share(d, row):
+    """The default's batch-1 share of the triad at the bytes it reads, and of which runs"""
+    by_run = d.get("read_triad_share_by_run")
+    if by_run is None:  # a report from before the triads after each run
+        return f"{100 * d['read_triad_share']:.0f}% of the triads just before them"
+    runs = len(row["triad_brackets"])
+    if not by_run:
+        return (f"no share: the bandwidth changed level during each of its {runs} runs (the "
+                f"triads before and after differ by more than {100 * REGIME_AGREEMENT:.0f}%)")
+    each = ", ".join(f"{100 * share:.0f}% of {triad:.1f}" for share, triad in by_run)
+    return (f"{100 * d['read_triad_share']:.0f}% of the triads around them, median of the "
+            f"{len(by_run)} of {runs} runs whose triads before and after agree: {each} GB/s")
+
+
 def print_tables(report):
     bw = report["bandwidth"]
     triad = max(bw["triad_gbs"])
@@ -729,7 +786,7 @@ def print_tables(report):
               f"{s['weight_bytes_per_step_plugin'] / 1e6:.1f} MB, int8 "
               f"{s['weight_bytes_per_step_int8'] / 1e6:.1f} MB); lean step "
               f"{s['target_costs']['lean_step_ms']:.2f} ms = {s['lean_step_gbs']:.1f} GB/s "
-              f"({100 * s['lean_step_gbs'] / triad:.0f}% of triad)"
+              f"({_lean_step_share(s, triad)})"
               + (f"; a read over a buffer of the float32 weights' size runs at "
                  f"{s['read_gbs_at_weights']:.1f} GB/s" if "read_gbs_at_weights" in s else ""))
         if "ffn_density" in s:
@@ -741,8 +798,7 @@ def print_tables(report):
                   f"({100 * s['ffn_density']['encoder']:.0f}% of the encoder's; stock greedy, 8 "
                   f"sentences), so a batch-1 step reads {read / 1e6:.1f} MB; the default's "
                   f"batch-1 runs at that: {read / d['ms_per_token'] / 1e6:.1f} GB/s "
-                  f"({100 * d['read_triad_share']:.0f}% of the triads just before them). GB/s "
-                  f"and % of triad below count every weight.")
+                  f"({_default_share(d, g1)}). GB/s and % of triad below count every weight.")
         print("| setting | batch | engine | sent/s | x stock | x default | identical | "
               "ms/token | weight GB/s | % of triad | peak RSS MiB |")
         print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -763,7 +819,15 @@ def print_tables(report):
                          if gbs else "- | - | ")
                       + f"{f['peak_rss_mib']:.0f} |")
         for row in s["rows"]:
-            if row.get("triad_gbs"):
+            if row.get("triad_brackets"):
+                print(f"{row['setting']}, batch {row['batch_size']}: triads before and after each "
+                      f"of the default's runs " + ", ".join(
+                          f"{a:.1f}/{b:.1f}" for a, b in row["triad_brackets"])
+                      + " GB/s; % of triad: the default's runs against the mean of the two "
+                        "around each, where they agree within "
+                        f"{100 * REGIME_AGREEMENT:.0f}% (median), the other engines against the "
+                        "median of all of them")
+            elif row.get("triad_gbs"):  # a report from before the triads after each run
                 print(f"{row['setting']}, batch {row['batch_size']}: triad just before each of "
                       f"the default's runs " + ", ".join(f"{t:.1f}" for t in row["triad_gbs"])
                       + " GB/s; % of triad: each of the default's runs against the triad just "

@@ -385,3 +385,44 @@ def test_gpu_sentence_gives_the_ranges_and_the_step_times():
         "(0.40 ms at x1, 0.50 ms at x4), so a draft step costs most of a target step.")
     assert report._gpu_sentence({}) == ""
     assert sentence in report.headline({**full_report(), "gpu": gpu_report()})
+
+
+# -- the default's share of the bandwidth: the triads around each run --------------------------
+def test_scale_sets_each_default_run_against_the_triads_around_it(monkeypatch):
+    import types
+
+    import benchmark_scale
+
+    measured = iter([20.0, 21.0, 20.0, 40.0, 40.0, 40.0])
+    monkeypatch.setattr(benchmark_scale, "bandwidth", lambda *a, **k: (next(measured), 0.0))
+    calls = []
+    brackets = []
+    run = benchmark_scale.bracketed(lambda warm_up=False: calls.append(warm_up) or "out",
+                                    types.SimpleNamespace(stream_mib=8, threads=2), brackets)
+    assert run(True) == "out" and brackets == []  # the warm-up is not measured
+    assert [run() for _ in range(3)] == ["out"] * 3
+    assert calls == [True, False, False, False]
+    assert brackets == [(20.0, 21.0), (20.0, 40.0), (40.0, 40.0)]
+
+    # 10 tokens in 1 s at 1 GB a step: 10 GB/s; the run whose triads differ by 2x is left out
+    shares = benchmark_scale.bracketed_shares(1e9, 10, [1.0, 1.0, 1.0], brackets)
+    assert shares == [(10 / 20.5, 20.5), (10 / 40.0, 40.0)]
+    assert benchmark_scale.bracketed_shares(1e9, 10, [1.0], [(20.0, 23.0)])  # 15% apart
+    assert not benchmark_scale.bracketed_shares(1e9, 10, [1.0], [(23.1, 20.0)])
+
+    row = {"triad_brackets": brackets}
+    d = {"read_triad_share": 0.37, "read_triad_share_by_run": shares}
+    assert benchmark_scale._default_share(d, row) == (
+        "37% of the triads around them, median of the 2 of 3 runs whose triads before and "
+        "after agree: 49% of 20.5, 25% of 40.0 GB/s")
+    assert benchmark_scale._default_share({"read_triad_share_by_run": []}, row).startswith(
+        "no share: the bandwidth changed level during each of its 3 runs")
+    old = {"read_triad_share": 0.62}  # a report from before the triads after each run
+    assert benchmark_scale._default_share(old, {}) == "62% of the triads just before them"
+
+    lean = {"lean_step_gbs": 30.0, "lean_step_triads": (40.0, 40.0)}
+    assert benchmark_scale._lean_step_share(lean, 60.0) == (
+        "75% of the triads around it, 40.0/40.0 GB/s")
+    lean["lean_step_triads"] = (40.0, 60.0)
+    assert "changed level" in benchmark_scale._lean_step_share(lean, 60.0)
+    assert benchmark_scale._lean_step_share({"lean_step_gbs": 30.0}, 60.0) == "50% of triad"
