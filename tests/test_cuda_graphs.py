@@ -198,3 +198,34 @@ def test_a_graph_drafted_window_ends_at_its_eos(monkeypatch):
     assert any(key[0] == "draft" for key in spec.proposer.lean.graphs.graphs)
     # EOS first, or second where min_len bans it at the first step: not all four a round
     assert spec.stats.proposed <= 2 * spec.stats.row_rounds
+
+
+@torch.no_grad()
+def test_a_draft_graph_serves_every_max_len(monkeypatch):
+    """The length limits are a draft graph's inputs, not part of its key: batches whose max_len
+    differs (max_len_a with other source lengths) replay the same graphs, and each writes stock's
+    tokens for its own max_len."""
+    from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
+
+    eager_graphs(monkeypatch)
+    target = translation_model(TASK, layers=1, dim=16, heads=2, seed=3)
+    draft = translation_model(TASK, layers=1, dim=16, heads=2, seed=4)
+    spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=3)
+    sample = source_batch(DICT, [6], seed=2)
+    for max_len_b in (40, 39, 3):  # each binds (this model never ends a sentence sooner)
+        spec.max_len_b = max_len_b
+        got = spec.generate([target], sample)[0][0]["tokens"]
+        assert torch.equal(got, stock_greedy(target, sample, max_len_b=max_len_b))
+        assert len(got) == max_len_b + 1
+    drafts = [key for key in spec.proposer.lean.graphs.graphs if key[0] == "draft"]
+    # no two graphs differ in their edits alone (the cache grows within the first sentence:
+    # that is a new buffer, so a new key)
+    assert drafts and len(drafts) == len({key[:3] + key[4:] for key in drafts})
+
+
+def stock_greedy(model, sample, **options):
+    """fairseq's own greedy hypothesis of the batch's first sentence"""
+    from fairseq.sequence_generator import SequenceGenerator
+
+    gen = SequenceGenerator([model], DICT, beam_size=1, **options)
+    return gen.generate([model], sample)[0][0]["tokens"]

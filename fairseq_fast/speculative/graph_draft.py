@@ -8,8 +8,8 @@ On a GPU a drafted token through lean_decoder.forward (itself one graph replay) 
 StepRules.log_probs still costs the host ~20 launches and two waits for the GPU (the rows'
 lengths; which edits apply), more than a small draft's step costs the GPU. Here a whole
 propose() (the catch-up inputs, k steps, stock's edits and the argmax of each) is one graph,
-captured once per (rows, catch-up width, k, rules, cache buffer, source bucket) and replayed per
-round: csrc/greedy_draft.c's job on the CPU.
+captured once per (rows, catch-up width, k, edits, cache buffer, source bucket) and replayed per
+round (the length limits are the graph's inputs): csrc/greedy_draft.c's job on the CPU.
 
 It always drafts k tokens: a row's drafts after its EOS are cut by the caller (the C steps stop
 once every row has proposed EOS; here the extra steps cost GPU time only). The edits are those
@@ -34,6 +34,8 @@ class GraphDraftSteps:
     def __init__(self, model: nn.Module, lean: LeanDecoder):
         self.model = model
         self.lean = lean
+        self._limits_key = None
+        self._limits_value: Optional[Tensor] = None
 
     @classmethod
     def build(cls, model: nn.Module, lean: LeanDecoder) -> Optional["GraphDraftSteps"]:
@@ -52,20 +54,29 @@ class GraphDraftSteps:
         advances state.lengths."""
         bsz, width = feed.shape
         state.ensure_capacity(int(state.lengths.max()) + width + k)
-        edits = (rules.pad, rules.unk, rules.eos, rules.max_len, rules.min_len,
-                 rules.unk_penalty, rules.temperature)
+        # the length limits are inputs, not part of the graph: max_len moves with the source's
+        # length where max_len_a is set, and a graph per value would be captured per batch
+        edits = (rules.pad, rules.unk, rules.eos, rules.unk_penalty, rules.temperature)
         graphs = self.lean.graphs
         key = graphs.key(state, ("draft", tuple(feed.shape), k, edits))
-        out = graphs.replay(key, state, (feed, unread, first),
-                            lambda st, f, u, s: self._steps(st, f, u, s, k, rules))
+        out = graphs.replay(key, state, (feed, unread, first, self._limits(rules, feed.device)),
+                            lambda st, f, u, s, lim: self._steps(st, f, u, s, lim, k, rules))
         state.lengths = state.lengths + unread + (k - 1)
         return out[0].clone()
 
-    def _steps(self, state: DecoderState, feed: Tensor, unread: Tensor, first: Tensor, k: int,
-               rules: StepRules) -> tuple:
+    def _limits(self, rules: StepRules, device: torch.device) -> Tensor:
+        """[max_len, min_len] on `device` (kept while they stay the same: no copy a round)"""
+        key = (rules.max_len, rules.min_len, device)
+        if self._limits_key != key:
+            self._limits_key = key
+            self._limits_value = torch.tensor([rules.max_len, rules.min_len], device=device)
+        return self._limits_value
+
+    def _steps(self, state: DecoderState, feed: Tensor, unread: Tensor, first: Tensor,
+               limits: Tensor, k: int, rules: StepRules) -> tuple:
         """propose()'s loop without a host decision: k calls of the static forward, the first
         on the catch-up inputs (its fillers then forgotten), each later one on the previous
-        draft; state.lengths (the graph's own) advanced in place."""
+        draft; state.lengths (the graph's own) advanced in place. limits: [max_len, min_len]."""
         rows = torch.arange(feed.size(0), device=feed.device)
         last = unread - 1  # which catch-up input predicts the first draft
         drafts = []
@@ -80,7 +91,7 @@ class GraphDraftSteps:
                                                      sample=None)
             step = first + j
             edit_scores(lprobs, rules.pad, rules.unk, rules.unk_penalty, rules.eos,
-                        only_eos=step >= rules.max_len, no_eos=step < rules.min_len)
+                        only_eos=step >= limits[0], no_eos=step < limits[1])
             draft = lprobs.argmax(-1)
             drafts.append(draft)
             x = draft[:, None]
