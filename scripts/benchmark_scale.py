@@ -437,9 +437,9 @@ REGIME_AGREEMENT = 0.15  # the two triads around a run: within this of each othe
 def bracketed(run, args, brackets):
     """`run` (an engine) with the triad measured just before and just after each timed run
     (into `brackets`, a (before, after) pair a run): the bandwidth the machine gave around it,
-    for the run's share of it. A shared machine's bandwidth moves by tens of percent, and on
-    some it switches between levels that last seconds to minutes (a 2-vCPU cloud machine here:
-    ~37 and ~60 GB/s), so one triad before a run may come from another level than the run."""
+    for the run's share of it. A shared machine's bandwidth moves by tens of percent, and some
+    switch between levels that last seconds to minutes (by half or more), so one triad before
+    a run may come from another level than the run."""
     def paired(warm_up=False):
         if warm_up:
             return run(warm_up)
@@ -694,10 +694,8 @@ def run_scale(factor, args, folder, reference):
                                  ("read_triad_share", "weight_bytes_per_step_read")):
                 shares = bracketed_shares(scale[weights], d["tokens"], d["seconds"], brackets)
                 d[f"{key}_by_run"] = shares
-                if shares:
+                if shares:  # (else triad_share stays the other engines' kind: all triads)
                     d[key] = statistics.median(share for share, _ in shares)
-                else:  # no run with agreeing triads: no share of the default's own
-                    d.pop(key, None)
         key = (name, bsz)
         if factor == 1:
             reference[key] = outputs["stock fairseq"]
