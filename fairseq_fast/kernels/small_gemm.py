@@ -42,7 +42,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from fairseq_fast.kernels import loader
+from fairseq_fast.kernels import huge_pages, loader
 
 logger = logging.getLogger("fairseq_fast")
 OFF_ENV = "FAIRSEQ_FAST_SMALL_GEMM"
@@ -92,7 +92,8 @@ def pack(weight: Tensor, level: Optional[str] = None) -> Packed:
     blocks = -(-out // block)
     padded = w.new_zeros(blocks * block, inp)
     padded[:out] = w
-    data = padded.view(blocks, block, inp).transpose(1, 2).contiguous()
+    data = huge_pages.empty((blocks, inp, block), w.dtype)  # streamed once a step: 2 MiB pages
+    data.copy_(padded.view(blocks, block, inp).transpose(1, 2))
     return Packed(data, out, inp)
 
 
