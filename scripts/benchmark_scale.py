@@ -21,9 +21,9 @@ alternate within each repeat, the order rotating between repeats; medians):
     beam 5, batch 32   stock, default, CTranslate2 float32 and int8
 
 and, at batch 1 and 8, speculative with a second draft, --big-draft (default draft_big.pt: the
-demo target's encoder and first two decoder layers, distilled; --big-draft-len 5 at batch 1,
---big-draft-len-batched 3 at batch 8): a draft step that costs ~0.3 of a verify pass at x1 costs
-a few percent of one at x4, where a deeper draft's higher alpha pays. At batch 8 a verify pass
+demo target's encoder and first three decoder layers, distilled; --big-draft-len 5 at batch 1,
+--big-draft-len-batched 3 at batch 8): a draft step that costs a large share of a verify pass at
+x1 costs a few percent of one at x4, where a deeper draft's higher alpha pays. At batch 8 a verify pass
 multiplies 8 x (gamma + 1) rows by each weight, which at x4 is bound by arithmetic rather than
 memory, so fewer drafts a pass pay there. Each speculative engine runs again with
 --adaptive-draft-len ("adaptive": the window length priced from the run's measured costs, starting
@@ -993,7 +993,7 @@ def main():
     ap.add_argument("--draft-len", type=int, default=4)
     ap.add_argument("--big-draft", default=os.path.join(demo.EXAMPLE, "draft_big.pt"),
                     help="a second speculative engine with this draft ('' leaves it out): by "
-                         "default the demo target's encoder and first two decoder layers, "
+                         "default the demo target's encoder and first three decoder layers, "
                          "distilled (user_dir_examples/README.md)")
     ap.add_argument("--big-draft-len", type=int, default=5,
                     help="the big draft's length at batch 1")

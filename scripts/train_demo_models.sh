@@ -11,8 +11,9 @@
 #           full distribution plus cross-entropy on its greedy labels); its teacher is the exported
 #           target, so run `export_demo_models.py --target ...` first.
 #   big:    a larger draft for the widened targets of scripts/benchmark_scale.py: the exported
-#           target's encoder and first 2 decoder layers (scripts/draft_from_target.py), distilled
-#           as `kd` is, 1,787 updates of 8,192 tokens (distill data from stage `distill`).
+#           target's encoder and first 3 decoder layers (scripts/draft_from_target.py), distilled
+#           as `kd` is, 3,549 updates of 8,192 tokens (distill data from stage `distill`; a GPU
+#           is advisable: ~6 minutes on one, hours on 2 CPU cores).
 #   Run `target`, then `draft`, then `distill`, then `kd`; `big` after `distill`.
 # Usage: scripts/train_demo_models.sh target|draft|distill|kd|big [HOURS]
 # All resume from work/ckpt/<name>/checkpoint_last.pt, so a run cut short can be continued.
@@ -36,7 +37,7 @@ DRAFT_ARCH=(--arch transformer --share-decoder-input-output-embed
   --encoder-ffn-embed-dim 768 --decoder-ffn-embed-dim 512
   --encoder-attention-heads 4 --decoder-attention-heads 4
   --encoder-normalize-before --decoder-normalize-before --dropout 0.1 --attention-dropout 0.0)
-# the target's shape but for its decoder's depth (the big draft keeps 2 of its 6 decoder layers)
+# the target's shape but for its decoder's depth (the big draft keeps 3 of its 6 decoder layers)
 TARGET_SHAPE=(--arch transformer --share-all-embeddings
   --encoder-layers 4 --encoder-embed-dim 256 --decoder-embed-dim 256
   --encoder-ffn-embed-dim 1024 --decoder-ffn-embed-dim 1024
@@ -68,9 +69,9 @@ case "$WHICH" in
   big)
     DATA=work/distill/bin
     [ -f work/ckpt/big-init.pt ] || .venv/bin/python scripts/draft_from_target.py \
-      user_dir_examples/bible_es_en/target.pt work/ckpt/big-init.pt --decoder-layers 2
-    ARCH=("${TARGET_SHAPE[@]}" --decoder-layers 2 --dropout 0.1 --attention-dropout 0.0
-      --finetune-from-model work/ckpt/big-init.pt --max-update 1787 --max-tokens 8192
+      user_dir_examples/bible_es_en/target.pt work/ckpt/big-init.pt --decoder-layers 3
+    ARCH=("${TARGET_SHAPE[@]}" --decoder-layers 3 --dropout 0.1 --attention-dropout 0.0
+      --finetune-from-model work/ckpt/big-init.pt --max-update 3549 --max-tokens 8192
       --weight-decay 0.0 --lr 5e-4 --warmup-updates 200 --warmup-init-lr 1e-7 "${KD[@]}") ;;
   *) echo "usage: $0 target|draft|distill|kd|big [HOURS]" >&2; exit 2 ;;
 esac
