@@ -23,9 +23,9 @@ alternate within each repeat, the order rotating between repeats; medians):
 and, at batch 1 and 8, speculative with a second draft, --big-draft (default draft_big.pt: the
 demo target's encoder and first three decoder layers, distilled; --big-draft-len 5 at batch 1,
 --big-draft-len-batched 3 at batch 8): a draft step that costs a large share of a verify pass at
-x1 costs a few percent of one at x4, where a deeper draft's higher alpha pays. At batch 8 a verify pass
-multiplies 8 x (gamma + 1) rows by each weight, which at x4 is bound by arithmetic rather than
-memory, so fewer drafts a pass pay there. Each speculative engine runs again with
+x1 costs a few percent of one at x4, where a deeper draft's higher alpha pays. At batch 8 a
+verify pass multiplies 8 x (gamma + 1) rows by each weight, which at x4 is bound by arithmetic
+rather than memory, so fewer drafts a pass pay there. Each speculative engine runs again with
 --adaptive-draft-len ("adaptive": the window length priced from the run's measured costs, starting
 at --draft-len or --big-draft-len and up to twice it, whatever the batch size); its peak RSS is
 its fixed-length engine's (the same models and buffers), and a line gives its mean window.
@@ -450,16 +450,18 @@ def bracketed(run, args, brackets):
     return paired
 
 
+def same_level(before, after, agree=REGIME_AGREEMENT):
+    """Whether two triads agree within `agree` of the smaller: the machine's bandwidth stayed
+    at one level between them."""
+    return max(before, after) <= (1 + agree) * min(before, after)
+
+
 def bracketed_shares(weight_bytes, tokens, seconds, brackets, agree=REGIME_AGREEMENT):
     """[(share, triad)] for each run (seconds, and the (before, after) triads around it) whose
-    two triads agree within `agree` of the smaller: the weight GB/s it ran at over their mean.
-    A run whose triads differ more saw the machine's bandwidth change level and is left out."""
-    shares = []
-    for s, (before, after) in zip(seconds, brackets):
-        if max(before, after) <= (1 + agree) * min(before, after):
-            triad = (before + after) / 2
-            shares.append((weight_bytes * tokens / s / 1e9 / triad, triad))
-    return shares
+    two triads are at the same level: the weight GB/s it ran at over their mean. A run whose
+    triads differ more saw the machine's bandwidth change level and is left out."""
+    return [(weight_bytes * tokens / s / 1e9 / ((before + after) / 2), (before + after) / 2)
+            for s, (before, after) in zip(seconds, brackets) if same_level(before, after, agree)]
 
 
 def ct2_engine(model_dir, compute_type, sources, ids, beam, batch_size, threads, folder):
@@ -749,11 +751,12 @@ def _lean_step_share(s, best):
     report from before them)"""
     if "lean_step_triads" not in s:
         return f"{100 * s['lean_step_gbs'] / best:.0f}% of triad"
-    shares = bracketed_shares(s["lean_step_gbs"] * 1e9, 1, [1], [s["lean_step_triads"]])
-    pair = "/".join(f"{t:.1f}" for t in s["lean_step_triads"])
-    if not shares:
+    before, after = s["lean_step_triads"]
+    pair = f"{before:.1f}/{after:.1f}"
+    if not same_level(before, after):
         return f"the bandwidth changed level around it: triads {pair} GB/s"
-    return f"{100 * shares[0][0]:.0f}% of the triads around it, {pair} GB/s"
+    share = 2 * s["lean_step_gbs"] / (before + after)
+    return f"{100 * share:.0f}% of the triads around it, {pair} GB/s"
 
 
 def _default_share(d, row):

@@ -47,7 +47,7 @@ markers) is rewritten from the same JSONs, so the README only quotes figures thi
                                                                 # and the README's table only
 
 --quick uses fewer sentences and repeats (a smoke run; its figures are noisier, and the header
-says so). The full run takes about an hour on 2 CPU cores, of which the scale step takes 20
+says so). The full run takes about an hour on 2 CPU cores, of which the scale step takes 25
 minutes and BiLD's sweep 6 (the times vary with the machine).
 """
 import argparse

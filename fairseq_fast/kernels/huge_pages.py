@@ -37,8 +37,7 @@ def enabled() -> bool:
 def empty(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
     """An uninitialised contiguous CPU tensor: in memory advised for 2 MiB pages where it is
     at least HUGE_PAGE bytes and `enabled()`, else torch.empty's."""
-    itemsize = torch.empty((), dtype=dtype).element_size()
-    nbytes = math.prod(shape) * itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < HUGE_PAGE or not enabled():
         return torch.empty(tuple(shape), dtype=dtype)
     size = -(-nbytes // HUGE_PAGE) * HUGE_PAGE
