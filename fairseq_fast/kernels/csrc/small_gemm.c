@@ -84,10 +84,12 @@ typedef __m256 vec;
 #endif
 
 /* Software prefetch into L2, PF k-steps ahead. A block read by one row group streams from
- * memory: with several rows the FMAs fill the out-of-order window and the hardware prefetcher
+ * memory: with 5 or 6 rows the FMAs fill the out-of-order window and the hardware prefetcher
  * alone keeps too few lines in flight (5 rows took 1.5x the time of 1 row on a memory-bound
- * weight; with this, about the same); one row keeps the hardware prefetcher's stream alone,
- * which is faster there. The distance is not a power of two times 4 KB: at 4, 16 or 32 KB
+ * weight; with this, about the same); 1 to 4 rows keep the hardware prefetcher's stream alone,
+ * which is faster there (2 to 4 rows of a 4096 x 1024 weight took 0.72-0.93x the time without
+ * the software prefetch, in 2 MiB pages or 4 KiB ones; a 4-row group with it took 1.3x a
+ * 6-row one). The distance is not a power of two times 4 KB: at 4, 16 or 32 KB
  * ahead (16, 64, 128 k-steps of float32) a 6-row call of the transformer-big target's weights
  * took 1.17x the time of a 1-row call, at 12 KB 1.04x (at 5, 6, 10, 20, 24 or 28 KB about the
  * same: likely the prefetched line and the one being loaded fall in the same cache set at a
@@ -95,6 +97,7 @@ typedef __m256 vec;
  * the groups share the prefetching of the next chunk (group i of n takes every n-th k-step), so
  * that memory streams while any of them computes, not only while the first does. */
 #define PF_K 48 /* k-steps ahead for a block streamed once (12 KB of float32 at AVX-512) */
+#define PF_MIN_ROWS (ROWS == 6 ? 5 : 2) /* the fewest rows a group streamed once prefetches */
 #define KC 128 /* k-steps per chunk: 32 KB of float32 weights, within L1 */
 #define PREFETCH(wk, WTYPE, pf)                                                                \
   do {                                                                                         \
@@ -186,14 +189,14 @@ DEFINE_BLOCK(block_f16, uint16_t, LOAD_F16)
   } while (0)
 
 /* Row groups g0 .. g1 - 1 times block b. One group: the whole K at once, prefetching PF_K
- * ahead (none for one row). Several: chunk by chunk (KC k-steps), every group in turn, each
- * prefetching a share of the next chunk; partial sums wait in part ([groups][ROWS][4]
- * vectors). */
+ * ahead (none for fewer than PF_MIN_ROWS rows). Several: chunk by chunk (KC k-steps), every
+ * group in turn, each prefetching a share of the next chunk; partial sums wait in part
+ * ([groups][ROWS][4] vectors). */
 #define RUN_BLOCK(BLOCK_FN, WTYPE, pb, b, g0, g1, part)                                        \
   do {                                                                                         \
     if ((g1) - (g0) == 1) {                                                                    \
-      RUN_GROUP(BLOCK_FN, pb, b, (g0) * ROWS, 0, K, part, R - (g0) * ROWS > 1 ? PF_K : 0, 1,   \
-                0);                                                                            \
+      RUN_GROUP(BLOCK_FN, pb, b, (g0) * ROWS, 0, K, part,                                      \
+                R - (g0) * ROWS >= PF_MIN_ROWS ? PF_K : 0, 1, 0);                              \
     } else {                                                                                   \
       /* the groups share the prefetching, but for a last group of one row: it runs            \
        * through a chunk too fast to spread its share out (a 7-row call of a 4096 x 1024       \
