@@ -460,8 +460,12 @@ def bracketed_shares(weight_bytes, tokens, seconds, brackets, agree=REGIME_AGREE
     """[(share, triad)] for each run (seconds, and the (before, after) triads around it) whose
     two triads are at the same level: the weight GB/s it ran at over their mean. A run whose
     triads differ more saw the machine's bandwidth change level and is left out."""
-    return [(weight_bytes * tokens / s / 1e9 / ((before + after) / 2), (before + after) / 2)
-            for s, (before, after) in zip(seconds, brackets) if same_level(before, after, agree)]
+    shares = []
+    for s, (before, after) in zip(seconds, brackets):
+        if same_level(before, after, agree):
+            triad = (before + after) / 2
+            shares.append((weight_bytes * tokens / s / 1e9 / triad, triad))
+    return shares
 
 
 def ct2_engine(model_dir, compute_type, sources, ids, beam, batch_size, threads, folder):
