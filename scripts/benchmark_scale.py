@@ -92,6 +92,23 @@ line gives the share of the bound that would be left with the loop free and a ve
 costing a default token: what the encoders, drafting and the windows cut short by EOS cost
 alone (scripts/benchmark_profile.py says where the rest of the time goes).
 
+For every speculative engine and batch size, one more line says where its time went: the shares
+of its timed runs spent verifying, drafting, in the encoders and in the rest; the positions the
+target verified per token written and the share of them that decided something (a kept draft,
+or the position that gave the target's own token: the others lay after a rejection, or past a
+row's window in a pass whose rows share a wider one); and the verify passes' arithmetic rate,
+dense-equivalent (2 flops per weight a position multiplies), beside the plugin's matmul measured
+alone at 64 rows on fc1's weight: a rate near it means the passes are bound by arithmetic, and
+then only fewer positions make them cheaper. "Decoding alone" sets the default against the
+engine with the target's encoder and cross-attention K/V taken out of both: both do that work
+alike, and the bound counts decoding only (the draft's encoder stays in, a cost of
+speculating). At batch 8 "with no position wasted and the loop free" is the speedup left if
+the verify time of the positions that decided nothing and the rest were gone (a pass bound by
+arithmetic costs in proportion to its positions).
+
+The adaptive engines warm up over every batch of their row (the others over its first and last):
+their draft length learns its costs in the first rounds, which a long job amortises.
+
 With --identical-sentences N, N sentences are also decoded at batch 32 by the default generator
 (greedy and beam 5) and by the speculative one, for every F: "identical to x1" is the share of
 those hypotheses equal to the x1 target's (widening changes only float rounding), and alpha over
@@ -321,6 +338,7 @@ FAIRSEQ = ["stock fairseq", DEFAULT, SPECULATIVE, SPEC_ADAPTIVE, BIG, BIG_ADAPTI
 ENGINES = FAIRSEQ + ["CTranslate2 float32", "CTranslate2 int8"]
 # the JSON key of each speculative engine's figures (alpha, c, bound) in a row
 FIGURES_KEY = {SPECULATIVE: "speculative", BIG: "speculative_big"}
+KERNEL_ROWS = 64  # the rows at which kernel_gflops measures the arithmetic's rate
 
 
 def rows(args):
@@ -412,17 +430,21 @@ def rss_alone(engine, path, args, beam, batch_size, sentences, folder):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def fairseq_engine(generator, model, samples, tgt_dict, peak=PeakRSS):
+def fairseq_engine(generator, model, samples, tgt_dict, peak=PeakRSS, warm_all=False):
     """run() -> ({id: target pieces}, seconds, tokens written, peak memory MiB); peak: the
     context manager that measures the run's peak memory into its `mib` (PeakRSS: this
-    process's resident set)"""
+    process's resident set). The warm-up (run(warm_up=True), not timed) decodes the first and
+    last batches (first calls pack weights and grow buffers), or with warm_all every batch: an
+    adaptive draft length learns its costs in its first rounds, which a long job amortises and
+    a timed run of a few dozen sentences would not."""
     import torch
 
     from benchmark import decode_all
 
     def run(warm_up=False):
-        if warm_up:  # first calls pack weights and grow buffers: not timed
-            decode_all(generator, model, samples[:1] + samples[-1:], seed=0)
+        if warm_up:
+            decode_all(generator, model, samples if warm_all else samples[:1] + samples[-1:],
+                       seed=0)
             return None
         with peak() as memory:
             seconds, hyps = decode_all(generator, model, samples, seed=0)
@@ -533,8 +555,9 @@ def timed_methods(spec):
 
 def speculation_timers(spec, run_spec):
     """Time a speculative generator's draft, verify and encoder calls, and count its draft
-    steps, inside its timed runs: ((drafting, verifying, encoding, [steps]), run wrapped to
-    count)."""
+    steps, verified positions, the positions that decided and the tokens written, inside its
+    timed runs: ((drafting, verifying, encoding, [counts], the draft's encoding), run wrapped
+    to count)."""
     from benchmark import CallTimer
 
     (propose, verify), encoders = timed_methods(spec)
@@ -543,18 +566,108 @@ def speculation_timers(spec, run_spec):
     encoding = CallTimer()
     for obj, name in encoders:
         encoding.wrap(obj, name)
-    steps = [0]
+    draft_encoding = CallTimer().wrap(*encoders[1])  # the draft's part of it (inside it)
+    counts = [0, 0, 0, 0]  # draft steps, verified positions, those that decided, tokens
+
+    def totals():
+        st = spec.stats
+        return (st.draft_calls, st.verified, st.row_rounds + st.accepted, st.committed)
 
     def counted(warm_up=False):
-        before = spec.stats.draft_calls
+        before = totals()
         result = run_spec(warm_up)
-        steps[0] += spec.stats.draft_calls - before
+        for i, (a, b) in enumerate(zip(before, totals())):
+            counts[i] += b - a
         if warm_up:  # the figures are the timed runs' alone
-            for timer in (drafting, verifying, encoding):
+            for timer in (drafting, verifying, encoding, draft_encoding):
                 timer.seconds, timer.calls = 0.0, 0
-            steps[0] = 0
+            counts[:] = [0] * len(counts)
         return result
-    return (drafting, verifying, encoding, steps), counted
+    return (drafting, verifying, encoding, counts, draft_encoding), counted
+
+
+def encoder_timer(generator, run):
+    """Time the plugin's default generator's encoders and cross-attention K/V (its ensemble's
+    forward_encoder and each lean decoder's init_state) inside its timed runs: (timer, run
+    wrapped), or (None, run) where the generator has no lean ensemble."""
+    from benchmark import CallTimer
+    from fairseq_fast.decoding.ensemble import FastEnsembleModel
+
+    model = getattr(generator, "model", None)
+    if not isinstance(model, FastEnsembleModel):
+        return None, run
+    timer = CallTimer().wrap(model, "forward_encoder")
+    for lean in model.lean:
+        timer.wrap(lean, "init_state")
+
+    def timed(warm_up=False):
+        result = run(warm_up)
+        if warm_up:
+            timer.seconds, timer.calls = 0.0, 0
+        return result
+    return timer, timed
+
+
+def kernel_gflops(weight, rows, threads, repeats=30):
+    """GFLOP/s of the plugin's matmul (packed_linear.py's route for that many rows: the
+    small-matrix kernel up to 160) on `weight` at `rows` rows, median of `repeats`: the
+    arithmetic a verify pass can reach once its rows are many enough to be bound by it."""
+    import torch
+
+    from benchmark import median_time
+    from fairseq_fast.kernels.packed_linear import PackedLinear
+
+    torch.set_num_threads(threads)
+    linear = PackedLinear()
+    x = torch.randn(rows, weight.size(1))
+    w = weight.detach().float()
+    seconds = median_time(lambda: linear(x, w), repeats)
+    return 2 * w.numel() * rows / seconds / 1e9
+
+
+def matmul_params(decoder):
+    """Weights a decoder position multiplies (its matrices less the cross-attention K/V, which
+    run once per source sentence, plus the output projection): half its dense flops."""
+    total = 0
+    for name, p in decoder.named_parameters(remove_duplicate=False):
+        if (p.dim() == 2 and name.startswith("layers.")
+                and ".encoder_attn.k_proj." not in name and ".encoder_attn.v_proj." not in name):
+            total += p.numel()
+    projection = getattr(decoder, "output_projection", None)
+    if projection is not None:
+        total += projection.weight.numel()
+    return total
+
+
+def split_figures(timers, speculative, default, default_encoders, params, batch_size):
+    """Where a speculative engine's timed runs went, as shares of their time: the verify
+    passes, drafting, the encoders (both models' encoders and cross-attention K/V) and the rest
+    (the loop); positions verified per token written, and the share of them that decided
+    something (stats.useful_share); the verify passes' arithmetic rate, dense-equivalent
+    (2 x matmul_params flops a position: fc2's skipped zeros counted as done). decode_speedup:
+    default / speculative with the target's encoder and cross-attention K/V taken out of both
+    (the same work in both; the bound covers the decoding alone; the draft's encoder stays in,
+    a cost of speculating). At batch > 1, where a pass is bound by its arithmetic (its time
+    grows with its positions), no_waste_loop_free: default / speculative with the verify time
+    of the positions that decided nothing and the rest taken out."""
+    drafting, verifying, encoding, (_, verified, useful, tokens), draft_encoding = timers
+    total = sum(speculative["seconds"])
+    rest = total - verifying.seconds - drafting.seconds - encoding.seconds
+    figures = {"shares": {"verify": verifying.seconds / total,
+                          "drafting": drafting.seconds / total,
+                          "encoders": encoding.seconds / total, "rest": rest / total},
+               "verified_per_token": verified / max(tokens, 1),
+               "useful_share": useful / max(verified, 1),
+               "verify_gflops": 2 * params * verified / max(verifying.seconds, 1e-9) / 1e9}
+    default_total = sum(default["seconds"])
+    if default_encoders is not None:
+        figures["default_encoder_share"] = default_encoders.seconds / default_total
+        figures["decode_speedup"] = ((default_total - default_encoders.seconds)
+                                     / (total - encoding.seconds + draft_encoding.seconds))
+    if batch_size > 1:
+        waste = verifying.seconds * (1 - figures["useful_share"])
+        figures["no_waste_loop_free"] = default_total / (total - waste - rest)
+    return figures
 
 
 def speculative_figures(spec, timers, gamma, default, speculative, batch_size):
@@ -565,7 +678,7 @@ def speculative_figures(spec, timers, gamma, default, speculative, batch_size):
     and the rest's (the loop) per pass, from the timed runs' ms/token x measured tokens a pass.
     The ceiling is the share of the bound left with the loop free and a verify pass costing a
     default token, the encoders and drafting as measured and the tokens a pass as measured."""
-    drafting, verifying, encoding, (draft_steps,) = timers
+    drafting, verifying, encoding, (draft_steps, *_), _ = timers
     a = spec.stats.alpha
     passes = max(verifying.calls, 1)
     c = (drafting.seconds / max(draft_steps, 1)) / (verifying.seconds / passes)
@@ -631,6 +744,8 @@ def run_scale(factor, args, folder, reference):
                        / scale["target_costs"]["lean_step_ms"])
     scale["lean_step_gbs"] = (scale["weight_bytes_per_step_plugin"]
                               / scale["target_costs"]["lean_step_ms"] / 1e6)
+    scale["matmul_params"] = matmul_params(dec)
+    scale["kernel_gflops"] = kernel_gflops(dec.layers[0].fc1.weight, KERNEL_ROWS, args.threads)
     print(f"[scale] x{factor}: {d} dims, {scale['parameters'] / 1e6:.1f}M parameters, "
           f"{scale['weight_bytes_per_step'] / 1e6:.0f} MB of weights per decoder step; lean "
           f"step {scale['target_costs']['lean_step_ms']:.2f} ms", flush=True)
@@ -643,11 +758,13 @@ def run_scale(factor, args, folder, reference):
             draft_path, draft_len = draft_of(e, args, bsz)
             generators[e] = build_generator(e, task, target, cfg, drafts.get(draft_path), vocab,
                                             beam, draft_len)
-        engines = {e: fairseq_engine(g, target, samples, tgt_dict) for e, g in generators.items()}
-        timers = {}  # c as it is inside each speculative run (benchmark.py's)
-        for e in FIGURES_KEY:
+        engines = {e: fairseq_engine(g, target, samples, tgt_dict, warm_all=e in ADAPTIVE_OF)
+                   for e, g in generators.items()}
+        timers = {}  # c as it is inside each speculative run (benchmark.py's), and the splits
+        for e in SPECULATIVE_ENGINES:
             if e in generators:
                 timers[e], engines[e] = speculation_timers(generators[e], engines[e])
+        default_encoders, engines[DEFAULT] = encoder_timer(generators[DEFAULT], engines[DEFAULT])
         if ct2_dir:
             ids = [i for s in samples for i in s["id"].tolist()]
             src = task.source_dictionary
@@ -672,9 +789,11 @@ def run_scale(factor, args, folder, reference):
             spec = generators[e]
             for obj, method in sum(timed_methods(spec), []):
                 del obj.__dict__[method]  # unwrap
-            row[FIGURES_KEY[e]] = speculative_figures(
-                spec, timing, draft_of(e, args, bsz)[1], figures["fairseq_fast default"],
-                figures[e], bsz)
+            figures[e]["split"] = split_figures(timing, figures[e], figures[DEFAULT],
+                                                default_encoders, scale["matmul_params"], bsz)
+            if e in FIGURES_KEY:
+                row[FIGURES_KEY[e]] = speculative_figures(
+                    spec, timing, draft_of(e, args, bsz)[1], figures[DEFAULT], figures[e], bsz)
         for e in fairseq_engines:
             figures[e]["process_peak_rss_mib"] = figures[e]["peak_rss_mib"]
             if e in ADAPTIVE_OF:  # the same models and buffers as its fixed-length engine's
@@ -793,7 +912,9 @@ def print_tables(report):
               f"{s['target_costs']['lean_step_ms']:.2f} ms = {s['lean_step_gbs']:.1f} GB/s "
               f"({_lean_step_share(s, triad)})"
               + (f"; a read over a buffer of the float32 weights' size runs at "
-                 f"{s['read_gbs_at_weights']:.1f} GB/s" if "read_gbs_at_weights" in s else ""))
+                 f"{s['read_gbs_at_weights']:.1f} GB/s" if "read_gbs_at_weights" in s else "")
+              + (f"; the plugin's matmul on fc1's weight at {KERNEL_ROWS} rows: "
+                 f"{s['kernel_gflops']:.0f} GFLOP/s" if "kernel_gflops" in s else ""))
         if "ffn_density" in s:
             g1 = next(r for r in s["rows"] if (r["setting"], r["batch_size"]) == ("greedy", 1))
             d = g1["engines"][DEFAULT]
@@ -862,6 +983,9 @@ def print_tables(report):
                           f"(the encoders, drafting and tokens a pass as measured): "
                           f"{100 * sp['share_of_bound_ceiling']:.0f}% of the bound")
             eng = row["engines"]
+            for e in SPECULATIVE_ENGINES:
+                if "split" in eng.get(e, {}):
+                    print(_split_line(e, eng[e]["split"], row, s))
             for e, fixed in ADAPTIVE_OF.items():
                 if "mean_draft_len" in eng.get(e, {}):
                     f = eng[e]
@@ -905,6 +1029,31 @@ def print_tables(report):
               f"{beam:.2f}x | "
               + (f"{spec['sent_per_s'] / ct2['sent_per_s']:.2f}x | " if ct2 else "- | ")
               + _big_summary(g1, g8, ct2) + f" {_adaptive_summary(g1, g8)} |")
+
+
+def _split_line(engine, sp, row, s):
+    """One speculative engine's split_figures, as a line."""
+    shares = sp["shares"]
+    line = (f"{engine[len('fairseq_fast '):]}, batch {row['batch_size']}, its time: verify "
+            f"{100 * shares['verify']:.0f}%, drafting {100 * shares['drafting']:.0f}%, the "
+            f"encoders {100 * shares['encoders']:.0f}%, the rest {100 * shares['rest']:.0f}%; "
+            f"{sp['verified_per_token']:.2f} positions verified a token, "
+            f"{100 * sp['useful_share']:.0f}% of them decided; verify "
+            f"{sp['verify_gflops']:.0f} GFLOP/s dense-equivalent")
+    if "kernel_gflops" in s:
+        line += (f" ({100 * sp['verify_gflops'] / s['kernel_gflops']:.0f}% of the matmul's "
+                 f"{s['kernel_gflops']:.0f} at {KERNEL_ROWS} rows)")
+    if "decode_speedup" in sp:
+        bound = row.get(FIGURES_KEY.get(engine, ""), {}).get("bound")
+        line += (f"; decoding alone (the target's encoder and K/V, "
+                 f"{100 * sp['default_encoder_share']:.0f}% of the default's time, out of "
+                 f"both): {sp['decode_speedup']:.2f}x over the "
+                 f"default" + (f" = {100 * sp['decode_speedup'] / bound:.0f}% of the bound"
+                               if bound else ""))
+    if "no_waste_loop_free" in sp:
+        line += (f"; with no position wasted and the loop free: "
+                 f"{sp['no_waste_loop_free']:.2f}x")
+    return line
 
 
 def _adaptive_summary(g1, g8):

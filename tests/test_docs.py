@@ -426,3 +426,57 @@ def test_scale_sets_each_default_run_against_the_triads_around_it(monkeypatch):
     lean["lean_step_triads"] = (40.0, 60.0)
     assert "changed level" in benchmark_scale._lean_step_share(lean, 60.0)
     assert benchmark_scale._lean_step_share({"lean_step_gbs": 30.0}, 60.0) == "50% of triad"
+
+
+def test_scale_split_says_where_a_speculative_engines_time_went():
+    """Shares of the timed runs, positions verified per token and the share that decided, the
+    verify rate from the matmul weights a position multiplies, decoding without the encoders,
+    and at batch > 1 the speedup left with no position wasted and the loop free."""
+    import types
+
+    import benchmark_scale
+
+    def timer(seconds):
+        return types.SimpleNamespace(seconds=seconds, calls=1)
+
+    # 10 s over two runs: verify 6, drafting 1, encoders 2 (the draft's 0.5), the rest 1; 400
+    # positions, 300 of them decided, 250 tokens; 1e9 weights a position: 2 x 1e9 x 400 flops
+    # in 6 s
+    timers = (timer(1.0), timer(6.0), timer(2.0), [40, 400, 300, 250], timer(0.5))
+    spec, default = {"seconds": [5.0, 5.0]}, {"seconds": [7.0, 7.0]}
+    sp = benchmark_scale.split_figures(timers, spec, default, timer(4.0), 10 ** 9, 8)
+    assert sp["shares"] == pytest.approx({"verify": 0.6, "drafting": 0.1, "encoders": 0.2,
+                                          "rest": 0.1})
+    assert sp["verified_per_token"] == 1.6 and sp["useful_share"] == 0.75
+    assert sp["verify_gflops"] == pytest.approx(2 * 400 / 6)
+    assert sp["default_encoder_share"] == pytest.approx(4 / 14)
+    assert sp["decode_speedup"] == pytest.approx((14 - 4) / (10 - 1.5))
+    assert sp["no_waste_loop_free"] == pytest.approx(14 / (10 - 6 * 0.25 - 1))
+    at_one = benchmark_scale.split_figures(timers, spec, default, None, 10 ** 9, 1)
+    assert "no_waste_loop_free" not in at_one and "decode_speedup" not in at_one
+
+    row = {"batch_size": 1, "speculative": {"bound": 2.5}}
+    line = benchmark_scale._split_line(
+        benchmark_scale.SPECULATIVE, benchmark_scale.split_figures(
+            timers, spec, default, timer(4.0), 10 ** 9, 1), row, {"kernel_gflops": 200.0})
+    assert line.startswith("speculative, batch 1, its time: verify 60%, drafting 10%, the "
+                           "encoders 20%, the rest 10%; 1.60 positions verified a token, 75% "
+                           "of them decided; verify 133 GFLOP/s dense-equivalent (67% of the "
+                           "matmul's 200 at 64 rows)")
+    assert line.endswith("1.18x over the default = 47% of the bound")
+
+
+def test_scale_counts_the_matmul_weights_a_decoder_position_multiplies():
+    """Every layer matrix but the cross-attention K/V (once per sentence), plus the output
+    projection, tied to the embeddings or not; no biases, norms or position tables."""
+    import benchmark_scale
+    from model_factory import DummyTask, make_dictionary, translation_model
+
+    d = make_dictionary(20)
+    task = DummyTask(d, d)
+    for share in (False, True):
+        model = translation_model(task, layers=2, dim=16, heads=2, share=share)
+        dec = model.decoder
+        per_layer = 6 * 16 * 16 + 2 * 16 * dec.layers[0].fc1.out_features
+        assert benchmark_scale.matmul_params(dec) == (
+            2 * per_layer + dec.output_projection.weight.numel())

@@ -135,6 +135,22 @@ def test_identical_draft_accepts_everything():
     assert stats.target_calls == -(-spec_longest // 5)
 
 
+def test_stats_count_the_verified_positions_and_those_that_decided():
+    """A pass over 2 rows with windows of 3 drafts + 1: row 0 kept 1 of 3 (its last 2 positions
+    lay after the rejection), row 1 drafted 1 (EOS) and kept it (2 positions past its window)."""
+    from fairseq_fast.speculative.stats import SpecStats
+
+    s = SpecStats()
+    s.record(offered=torch.tensor([3, 1]), accepted=torch.tensor([1, 1]),
+             committed=torch.tensor([2, 2]), cap=torch.tensor([3, 3]),
+             drafts=torch.tensor([[5, 6, 7], [2, 2, 2]]), draft_steps=3)
+    assert (s.verified, s.row_rounds, s.accepted) == (8, 2, 2)
+    assert s.useful_share == 0.5
+    s.record(offered=torch.tensor([2]), accepted=torch.tensor([2]), committed=torch.tensor([3]),
+             cap=torch.tensor([2]), drafts=torch.tensor([[4, 5]]), draft_steps=2)
+    assert s.verified == 11 and s.useful_share == 7 / 11
+
+
 def test_batch_rows_equal_rows_alone():
     """Ragged acceptance: each row of a batch decodes exactly as it does on its own."""
     tgt = translation_model(TASK, layers=2, seed=5, eos_bias=0.5)

@@ -24,6 +24,7 @@ class SpecStats:
     accepted: int = 0  # draft tokens kept
     rejected: int = 0  # (row, verify pass) pairs that rejected a draft (at most one each)
     committed: int = 0  # tokens written (kept drafts + the target's own), EOS included
+    verified: int = 0  # positions the target scored: each pass's rows x its window's width
     sentences: int = 0
 
     def record(self, offered: Tensor, accepted: Tensor, committed: Tensor, cap: Tensor,
@@ -35,6 +36,7 @@ class SpecStats:
         self.accepted += int(accepted.sum())
         self.rejected += int((accepted < offered).sum())
         self.committed += int(committed.sum())
+        self.verified += drafts.size(0) * (drafts.size(1) + 1)
 
     @property
     def alpha(self) -> float:
@@ -47,6 +49,14 @@ class SpecStats:
     @property
     def kept_share(self) -> float:
         return self.accepted / max(self.proposed, 1)
+
+    @property
+    def useful_share(self) -> float:
+        """Share of the verified positions that decided something: per row and pass, its kept
+        drafts and the position that gave the target's own token. The others lay after a
+        rejection, or past the row's own window in a pass whose window is wider (the rows of a
+        pass share one width)."""
+        return (self.row_rounds + self.accepted) / max(self.verified, 1)
 
     @property
     def tokens_per_target_call(self) -> float:
