@@ -106,6 +106,10 @@ speculating). At batch 8 "with no position wasted and the loop free" is the spee
 the verify time of the positions that decided nothing and the rest were gone (a pass bound by
 arithmetic costs in proportion to its positions).
 
+At batch 8 the triads are measured around each of the default's runs too, and printed with
+each run's time: a step of 8 rows is still partly bound by memory, so the default's time (and
+with it every speedup over it at that batch) moves with the machine's bandwidth level.
+
 The adaptive engines warm up over every batch of their row (the others over its first and last):
 their draft length learns its costs in the first rounds, which a long job amortises.
 
@@ -774,8 +778,8 @@ def run_scale(factor, args, folder, reference):
                 for t in args.ct2_threads:
                     engines[f"CTranslate2 {compute_type}@{t}"] = ct2_engine(
                         ct2_dir, compute_type, sources, ids, beam, bsz, t, folder)
-        brackets = []  # batch-1 greedy: the triads just before and after each run of the default
-        if beam == 1 and bsz == 1:
+        brackets = []  # greedy: the triads just before and after each run of the default
+        if beam == 1:
             engines[DEFAULT] = bracketed(engines[DEFAULT], args, brackets)
         figures, outputs = measure(engines, args.repeats, n)
         if ct2_dir:
@@ -806,6 +810,9 @@ def run_scale(factor, args, folder, reference):
                 stats = generators[e].stats
                 figures[e]["alpha"] = stats.alpha
                 figures[e]["mean_draft_len"] = stats.draft_calls / max(stats.target_calls, 1)
+        if beam == 1 and bsz > 1:  # (seconds, triad before, triad after) of each default run
+            row["default_runs_triads"] = [(sec, a, b) for sec, (a, b)
+                                          in zip(figures[DEFAULT]["seconds"], brackets)]
         if beam == 1 and bsz == 1:
             row["triad_brackets"] = brackets
             triads = [t for pair in brackets for t in pair]
@@ -953,6 +960,8 @@ def print_tables(report):
                         "around each, where they agree within "
                         f"{100 * REGIME_AGREEMENT:.0f}% (median), the other engines against the "
                         "median of all of them")
+            elif row.get("default_runs_triads"):
+                print(_default_runs_line(row))
             elif row.get("triad_gbs"):  # a report from before the triads after each run
                 print(f"{row['setting']}, batch {row['batch_size']}: triad just before each of "
                       f"the default's runs " + ", ".join(f"{t:.1f}" for t in row["triad_gbs"])
@@ -1029,6 +1038,15 @@ def print_tables(report):
               f"{beam:.2f}x | "
               + (f"{spec['sent_per_s'] / ct2['sent_per_s']:.2f}x | " if ct2 else "- | ")
               + _big_summary(g1, g8, ct2) + f" {_adaptive_summary(g1, g8)} |")
+
+
+def _default_runs_line(row):
+    """A batched greedy row's default runs, each with the triads around it."""
+    return (f"{row['setting']}, batch {row['batch_size']}: the default's runs "
+            + ", ".join(f"{sec:.2f} s (triads {a:.1f}/{b:.1f} GB/s)"
+                        for sec, a, b in row["default_runs_triads"])
+            + "; where a step of these rows is partly bound by memory, its time moves with the "
+              "bandwidth level, and every speedup over it at this batch with it")
 
 
 def _split_line(engine, sp, row, s):

@@ -466,6 +466,16 @@ def test_scale_split_says_where_a_speculative_engines_time_went():
     assert line.endswith("1.18x over the default = 47% of the bound")
 
 
+def test_scale_prints_each_batched_default_run_with_its_triads():
+    import benchmark_scale
+
+    row = {"setting": "greedy", "batch_size": 8,
+           "default_runs_triads": [(5.91, 35.9, 37.0), (4.8, 58.2, 60.1)]}
+    assert benchmark_scale._default_runs_line(row).startswith(
+        "greedy, batch 8: the default's runs 5.91 s (triads 35.9/37.0 GB/s), 4.80 s (triads "
+        "58.2/60.1 GB/s); where a step")
+
+
 def test_scale_counts_the_matmul_weights_a_decoder_position_multiplies():
     """Every layer matrix but the cross-attention K/V (once per sentence), plus the output
     projection, tied to the embeddings or not; no biases, norms or position tables."""
