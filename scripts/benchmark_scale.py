@@ -90,7 +90,10 @@ default's ms/token, the drafting's, the encoders' (both models' encoders and cro
 K/V) and the rest's (the loop) ms per pass, and the tokens a pass measured beside E. A third
 line gives the share of the bound that would be left with the loop free and a verify pass
 costing a default token: what the encoders, drafting and the windows cut short by EOS cost
-alone (scripts/benchmark_profile.py says where the rest of the time goes).
+alone (scripts/benchmark_profile.py says where the rest of the time goes). A verify pass
+reads the weights a default step reads, and more; where it took less than the default's decoder
+step, the engines' runs met different bandwidth levels, and a line says that the ratio is
+flattered.
 
 For every speculative engine and batch size, one more line says where its time went: the shares
 of its timed runs spent verifying, drafting, in the encoders and in the rest; the positions the
@@ -987,6 +990,9 @@ def print_tables(report):
                           + f"the rest {sp['other_ms_per_verify']:.2f} ms; "
                           f"{sp['tokens_per_target_call']:.2f} tokens a pass (E "
                           f"{sp['expected_tokens_per_verify']:.2f})")
+                warning = _level_warning(sp, _figures_of(row, e))
+                if warning:
+                    print(warning)
                 if row["batch_size"] == 1 and "share_of_bound_ceiling" in sp:
                     print(f"  with the loop free and a verify pass costing a default token "
                           f"(the encoders, drafting and tokens a pass as measured): "
@@ -1038,6 +1044,25 @@ def print_tables(report):
               f"{beam:.2f}x | "
               + (f"{spec['sent_per_s'] / ct2['sent_per_s']:.2f}x | " if ct2 else "- | ")
               + _big_summary(g1, g8, ct2) + f" {_adaptive_summary(g1, g8)} |")
+
+
+def _figures_of(row, engine):
+    return row["engines"].get(engine, {})
+
+
+def _level_warning(sp, figures):
+    """A line when a batch-1 verify pass (gamma + 1 positions over the same weights) took less
+    than the default's decoder step (its ms/token less its encoders' share): possible only when
+    the two engines' runs met different bandwidth levels, which flatters the ratio."""
+    split = figures.get("split", {})
+    if "verify_ms" not in sp or "default_encoder_share" not in split:
+        return None
+    step = sp["default_ms_per_token"] * (1 - split["default_encoder_share"])
+    if sp["verify_ms"] >= step:
+        return None
+    return (f"  a verify pass took less than the default's decoder step ({sp['verify_ms']:.2f} "
+            f"against {step:.2f} ms): the engines' runs met different bandwidth levels, and "
+            f"this ratio over the default is flattered")
 
 
 def _default_runs_line(row):

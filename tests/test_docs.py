@@ -476,6 +476,18 @@ def test_scale_prints_each_batched_default_run_with_its_triads():
         "58.2/60.1 GB/s); where a step")
 
 
+def test_scale_flags_a_verify_pass_cheaper_than_a_default_step():
+    """At batch 1 a verify pass reads what a default step reads and more: cheaper means the
+    runs met different bandwidth levels."""
+    import benchmark_scale
+
+    sp = {"verify_ms": 9.04, "default_ms_per_token": 11.0}
+    figures = {"split": {"default_encoder_share": 0.1}}  # a decoder step: 9.9 ms
+    assert "9.04 against 9.90 ms" in benchmark_scale._level_warning(sp, figures)
+    assert benchmark_scale._level_warning({**sp, "verify_ms": 10.5}, figures) is None
+    assert benchmark_scale._level_warning(sp, {}) is None  # no split: nothing to set it against
+
+
 def test_scale_counts_the_matmul_weights_a_decoder_position_multiplies():
     """Every layer matrix but the cross-attention K/V (once per sentence), plus the output
     projection, tied to the embeddings or not; no biases, norms or position tables."""
