@@ -272,6 +272,12 @@ def ct2_model(factor, path):
     return out
 
 
+def per_sentence(name):
+    """Whether the decoder parameter `name` runs once per source sentence, not per step: the
+    cross-attention's K/V projections."""
+    return ".encoder_attn.k_proj." in name or ".encoder_attn.v_proj." in name
+
+
 def weight_bytes(decoder, kind="float32"):
     """Bytes of decoder weights one batch-1 step reads (see the module docstring), the matrices
     stored as `kind`: "float32"; "int8" (CTranslate2: one byte per weight, a float32 scale per
@@ -281,8 +287,8 @@ def weight_bytes(decoder, kind="float32"):
     for name, p in decoder.named_parameters(remove_duplicate=False):
         if name == "embed_tokens.weight" or name.startswith("embed_positions."):
             total += p.size(1) * 4  # one row each
-        elif ".encoder_attn.k_proj." in name or ".encoder_attn.v_proj." in name:
-            continue  # once per sentence
+        elif per_sentence(name):
+            continue
         elif p.dim() == 2 and kind == "int8":
             total += p.numel() + 4 * p.size(0)
         elif p.dim() == 2 and kind == "plugin":
@@ -578,7 +584,7 @@ def speculation_timers(spec, run_spec):
 
     def totals():
         st = spec.stats
-        return (st.draft_calls, st.verified, st.row_rounds + st.accepted, st.committed)
+        return (st.draft_calls, st.verified, st.decided, st.committed)
 
     def counted(warm_up=False):
         before = totals()
@@ -615,7 +621,7 @@ def encoder_timer(generator, run):
     return timer, timed
 
 
-def kernel_gflops(weight, rows, threads, repeats=30):
+def kernel_gflops(weight, rows, repeats=30):
     """GFLOP/s of the plugin's matmul (packed_linear.py's route for that many rows: the
     small-matrix kernel up to 160) on `weight` at `rows` rows, median of `repeats`: the
     arithmetic a verify pass can reach once its rows are many enough to be bound by it."""
@@ -624,7 +630,6 @@ def kernel_gflops(weight, rows, threads, repeats=30):
     from benchmark import median_time
     from fairseq_fast.kernels.packed_linear import PackedLinear
 
-    torch.set_num_threads(threads)
     linear = PackedLinear()
     x = torch.randn(rows, weight.size(1))
     w = weight.detach().float()
@@ -637,8 +642,7 @@ def matmul_params(decoder):
     run once per source sentence, plus the output projection): half its dense flops."""
     total = 0
     for name, p in decoder.named_parameters(remove_duplicate=False):
-        if (p.dim() == 2 and name.startswith("layers.")
-                and ".encoder_attn.k_proj." not in name and ".encoder_attn.v_proj." not in name):
+        if p.dim() == 2 and name.startswith("layers.") and not per_sentence(name):
             total += p.numel()
     projection = getattr(decoder, "output_projection", None)
     if projection is not None:
@@ -752,7 +756,7 @@ def run_scale(factor, args, folder, reference):
     scale["lean_step_gbs"] = (scale["weight_bytes_per_step_plugin"]
                               / scale["target_costs"]["lean_step_ms"] / 1e6)
     scale["matmul_params"] = matmul_params(dec)
-    scale["kernel_gflops"] = kernel_gflops(dec.layers[0].fc1.weight, KERNEL_ROWS, args.threads)
+    scale["kernel_gflops"] = kernel_gflops(dec.layers[0].fc1.weight, KERNEL_ROWS)
     print(f"[scale] x{factor}: {d} dims, {scale['parameters'] / 1e6:.1f}M parameters, "
           f"{scale['weight_bytes_per_step'] / 1e6:.0f} MB of weights per decoder step; lean "
           f"step {scale['target_costs']['lean_step_ms']:.2f} ms", flush=True)
@@ -990,7 +994,7 @@ def print_tables(report):
                           + f"the rest {sp['other_ms_per_verify']:.2f} ms; "
                           f"{sp['tokens_per_target_call']:.2f} tokens a pass (E "
                           f"{sp['expected_tokens_per_verify']:.2f})")
-                warning = _level_warning(sp, _figures_of(row, e))
+                warning = _level_warning(sp, row["engines"].get(e, {}))
                 if warning:
                     print(warning)
                 if row["batch_size"] == 1 and "share_of_bound_ceiling" in sp:
@@ -1044,10 +1048,6 @@ def print_tables(report):
               f"{beam:.2f}x | "
               + (f"{spec['sent_per_s'] / ct2['sent_per_s']:.2f}x | " if ct2 else "- | ")
               + _big_summary(g1, g8, ct2) + f" {_adaptive_summary(g1, g8)} |")
-
-
-def _figures_of(row, engine):
-    return row["engines"].get(engine, {})
 
 
 def _level_warning(sp, figures):

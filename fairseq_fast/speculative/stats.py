@@ -51,12 +51,17 @@ class SpecStats:
         return self.accepted / max(self.proposed, 1)
 
     @property
+    def decided(self) -> int:
+        """Verified positions that decided something: per row and pass, its kept drafts and the
+        position that gave the target's own token. The others lay after a rejection, or past
+        the row's own window in a pass whose window is wider (the rows of a pass share one
+        width)."""
+        return self.row_rounds + self.accepted
+
+    @property
     def useful_share(self) -> float:
-        """Share of the verified positions that decided something: per row and pass, its kept
-        drafts and the position that gave the target's own token. The others lay after a
-        rejection, or past the row's own window in a pass whose window is wider (the rows of a
-        pass share one width)."""
-        return (self.row_rounds + self.accepted) / max(self.verified, 1)
+        """Share of the verified positions that decided something (`decided`)."""
+        return self.decided / max(self.verified, 1)
 
     @property
     def tokens_per_target_call(self) -> float:
