@@ -17,7 +17,9 @@ alternate within each repeat, the order rotating between repeats; medians):
     greedy, batch 1    stock fairseq, the plugin's default generator, speculative (the demo
                        draft, --draft-len 4, --draft-vocab 1536 as make demo runs it), BiLD at its
                        defaults (fallback 0.6, rollback 5), CTranslate2 float32 and int8
-    greedy, batch 8    stock, default, speculative, CTranslate2 float32 and int8
+    greedy, batch 8    stock, default, speculative, BiLD, CTranslate2 float32 and int8 (BiLD's
+                       rows fall back at different points: each row's verify window is its
+                       own width, lean_decoder.forward's ragged rows)
     beam 5, batch 32   stock, default, CTranslate2 float32 and int8
 
 and, at batch 1 and 8, speculative with a second draft, --big-draft (default draft_big.pt: the
@@ -358,7 +360,8 @@ def rows(args):
     """(setting, beam, batch size, sentences, fairseq engines) of every row."""
     speculative = [SPECULATIVE, SPEC_ADAPTIVE] + ([BIG, BIG_ADAPTIVE] if args.big_draft else [])
     return [("greedy", 1, 1, args.sentences, FAIRSEQ[:2] + speculative + ["fairseq_fast BiLD"]),
-            ("greedy", 1, 8, args.batch_sentences, FAIRSEQ[:2] + speculative),
+            ("greedy", 1, 8, args.batch_sentences,
+             FAIRSEQ[:2] + speculative + ["fairseq_fast BiLD"]),
             ("beam 5", 5, 32, args.batch_sentences, FAIRSEQ[:2])]
 
 

@@ -14,6 +14,7 @@ from fairseq_fast.speculative.acceptance import BiLDRollback, GreedyAcceptance
 from fairseq_fast.generators.bild import BiLDSequenceGenerator
 from fairseq_fast.errors import UserError
 from fairseq_fast.decoding.step_rules import StepRules
+from fairseq_fast.kernels import small_gemm
 from model_factory import language_model, prompt_batch, source_batch, translation_model
 from test_speculative_equality import (DICT, SETTINGS, TASK, compare, generation, model_shapes,
                                         translation_case)
@@ -97,6 +98,35 @@ def test_window_cap_and_threshold_zero_is_exact_greedy():
     near = [{3: -0.1, 2: -0.15}, {4: -0.2}, {5: -0.1}, {7: -0.3}]
     for drafts in ([3, 4, 5], [2, 4, 5], [3, 1, 5]):
         assert verify(BiLDRollback(0.0), near, drafts) == verify(GreedyAcceptance(), near, drafts)
+
+
+@pytest.mark.skipif(not small_gemm.available(), reason="kernels not buildable here")
+def test_ragged_verify_windows_change_nothing_but_the_work(monkeypatch):
+    """float32 on the C path: rows whose windows end at different points (fallbacks) are
+    verified at their own widths (lean_decoder.forward's counts), with the hypotheses and
+    scores, bit for bit, of verifying every row at the widest window's width, and fewer
+    positions computed."""
+    large = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, seed=5, eos_bias=0.5,
+                              dtype=torch.float32)
+    small = perturbed_copy(large, 0.1)
+    sample = source_batch(DICT, [9, 2, 6, 4, 1, 7], seed=2)
+
+    def run(ragged):
+        gen = BiLDSequenceGenerator([large], DICT, small_model=small, fallback_threshold=0.3,
+                                    rollback_threshold=1.5, max_small_steps=4, max_len_b=15)
+        assert gen.target.fused_decoder is not None
+        if not ragged:
+            forward = gen.target.forward
+            monkeypatch.setattr(gen.target, "forward",
+                                lambda state, tokens, counts=None: forward(state, tokens))
+        return gen.generate([large], sample), gen.stats
+
+    (ragged, stats), (full, full_stats) = run(True), run(False)
+    assert stats.fallbacks > 0 and stats.verified < full_stats.verified
+    assert stats.useful_share > full_stats.useful_share
+    for a, b in zip(ragged, full):
+        assert a[0]["tokens"].tolist() == b[0]["tokens"].tolist()
+        assert torch.equal(a[0]["positional_scores"], b[0]["positional_scores"])
 
 
 # -- the policies in the loop, with models whose outputs are known -------------------------------

@@ -227,6 +227,43 @@ def test_where_the_whole_decoder_call_is_taken():
         assert calls(LeanDecoder(double.decoder), dtype=torch.float64) == 0
 
 
+@needs_kernel
+@pytest.mark.parametrize("path", ["whole", "python"])
+def test_ragged_rows_score_their_own_inputs(path):
+    """counts: row b reads only its first counts[b] inputs of a window and advances by them.
+    In the whole-decoder call those are all it computes (last_inputs), with the bits of the
+    same inputs in a full window; on the other paths the fillers are computed and dropped.
+    Either way the next step sees exactly the rows' own inputs in the cache."""
+    model = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
+    sample = source_batch(DICT, [6, 3, 8], seed=4)
+    tokens = torch.randint(4, 40, (3, 9), generator=torch.Generator().manual_seed(0))
+    counts = torch.tensor([3, 1, 2])
+    with torch.no_grad():
+        enc = model.encoder.forward_torchscript(sample["net_input"])
+
+        def run(ragged):
+            lean, _ = _lean(model, path)
+            state = lean.init_state(enc, 3, 16, torch.float32, torch.device("cpu"))
+            lean.forward(state, tokens[:, :4])
+            state.rollback_to(torch.tensor([4, 2, 3]))
+            window = lean.forward(state, tokens[:, 4:7], counts=counts if ragged else None)
+            inputs = lean.last_inputs
+            lengths = state.lengths.clone()
+            state.rollback_to(torch.tensor([4, 2, 3]) + counts)
+            nxt = lean.forward(state, tokens[:, 7:8])
+            return window, inputs, lengths, nxt
+
+        window, inputs, lengths, nxt = run(ragged=True)
+        full, full_inputs, _, full_nxt = run(ragged=False)
+    assert torch.equal(lengths, torch.tensor([4, 2, 3]) + counts)
+    assert full_inputs == 9 and inputs == (6 if path == "whole" else 9)
+    for b, n in enumerate(counts.tolist()):
+        assert torch.equal(window[b, :n], full[b, :n])
+        if path == "whole":
+            assert not window[b, n:].any()
+    assert torch.equal(nxt, full_nxt)
+
+
 def _halve_in_place(layer):
     for p in layer.parameters():
         p.mul_(0.5)

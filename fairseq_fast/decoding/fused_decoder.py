@@ -140,19 +140,29 @@ class FusedDecoder:
         return self._work
 
     # -- the pass -----------------------------------------------------------------------------
-    def forward(self, state: DecoderState, tokens: Tensor, total: int) -> Tensor:
+    def forward(self, state: DecoderState, tokens: Tensor, total: int,
+                counts: Optional[Tensor] = None) -> Tensor:
         """tokens [B, n] at slots state.lengths[b] .. + n - 1, total = max(state.lengths) + n
         (capacity for it already ensured) -> scores [B, n, N] (N: the shortlist's size where
         there is one); the K/V of every input are written, state.lengths is left to the
-        caller."""
+        caller. counts [B] (each <= n): ragged rows, row b reads only its first counts[b]
+        inputs and writes only their K/V; scores [sum(counts), N] then, row b's first at
+        sum(counts[:b])."""
         bsz, n = tokens.shape
         decoder = self.decoder_struct(total)
         pad, layer_states = self.state_struct(state, bsz)
         work = self.work(decoder, bsz, n)
-        scores = torch.empty(bsz, n, decoder.output.out_features)
+        off = None
+        rows = bsz * n
+        if counts is not None:
+            off = torch.zeros(bsz + 1, dtype=torch.long)
+            torch.cumsum(counts, 0, out=off[1:])
+            rows = int(off[-1])
+        scores = torch.empty(rows, decoder.output.out_features)
         tokens, lengths = tokens.contiguous(), state.lengths.contiguous()
         loader.function("gd_forward_f32")(
             ctypes.byref(decoder), layer_states, bsz, tokens.data_ptr(), n, lengths.data_ptr(),
-            total, None if pad is None else pad.data_ptr(), scores.data_ptr(), work.data_ptr(),
+            total, None if pad is None else pad.data_ptr(),
+            None if off is None else off.data_ptr(), scores.data_ptr(), work.data_ptr(),
             torch.get_num_threads())
-        return scores
+        return scores if counts is not None else scores.view(bsz, n, -1)

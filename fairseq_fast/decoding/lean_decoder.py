@@ -108,6 +108,7 @@ class LeanDecoder:
         self.fused_decoder = FusedDecoder.build(self)
         # on a GPU, calls replayed from CUDA graphs (cuda_graphs.py)
         self.graphs = StepGraphs.build(self, packed)
+        self.last_inputs = 0  # the inputs the last forward computed (ragged rows: fewer)
         self._shortlist = (None, None)  # (weights' identity, (vocab, rows, bias))
         first = self.layers[0].self_attn
         self.heads = first.num_heads
@@ -184,14 +185,21 @@ class LeanDecoder:
         table, offset = self.position_table(limit)
         return table[(positions + offset).clamp(max=table.size(0) - 1)]
 
-    def forward(self, state: DecoderState, tokens: Tensor, need_attn: bool = False):
+    def forward(self, state: DecoderState, tokens: Tensor, need_attn: bool = False,
+                counts: Optional[Tensor] = None):
         """tokens [B, n] -> logits [B, n, V] (features [B, n, C] for an adaptive softmax: what
         the model's get_normalized_probs takes); appends n inputs per row to state.
 
         With need_attn, returns (logits, attn) where attn [B, n, src_len] is the last layer's
         encoder attention averaged over heads, in float32, as fairseq's decoder returns it.
         Rows whose last inputs are padding fillers (ragged catch-up) still write those slots;
-        the caller then lowers state.lengths, which makes the fillers invisible."""
+        the caller then lowers state.lengths, which makes the fillers invisible.
+
+        counts [B] (1 <= counts[b] <= n): ragged rows, row b's inputs are its first counts[b]
+        tokens only, and state.lengths advances by counts. The logits of the other positions
+        are unspecified (zeros where the whole pass is one C call, which then computes only
+        the rows' own inputs: a pass of rows with windows of different widths costs their
+        inputs, not rows x the widest; elsewhere the fillers are computed and discarded)."""
         bsz, n = tokens.shape
         start = state.lengths  # [B]
         starts = start.tolist()
@@ -199,16 +207,24 @@ class LeanDecoder:
         total = hi + n
         if state.origin is not None and lo != hi:
             raise RuntimeError("a DecoderState with origins needs every row at one length")
+        advance = n if counts is None else counts
+        self.last_inputs = bsz * n
         state.ensure_capacity(total)
         state.wrote(lo, n)
         if (not need_attn and self.fused_decoder is not None
                 and self.fused_decoder.usable(state, bsz * n)):
-            scores = self.fused_decoder.forward(state, tokens, total)
-            state.lengths = start + n
+            if counts is not None and bool((counts < n).any()):
+                packed = self.fused_decoder.forward(state, tokens, total, counts)
+                scores = packed.new_zeros(bsz, n, packed.size(1))
+                scores[torch.arange(n)[None, :] < counts[:, None]] = packed
+                self.last_inputs = packed.size(0)
+            else:
+                scores = self.fused_decoder.forward(state, tokens, total)
+            state.lengths = start + advance
             return self._scatter(scores)
         if self.graphs is not None and self.graphs.usable(state, tokens):
             out = self.graphs.run(state, tokens, need_attn)  # this call's ops, replayed
-            state.lengths = start + n
+            state.lengths = start + advance
             return out
         steps = torch.arange(n, device=tokens.device)
         positions = start[:, None] + steps[None, :]  # [B, n]
@@ -220,7 +236,7 @@ class LeanDecoder:
             attn = self.fused_layers.run(x, state, start, total, need_attn)
         else:
             x, attn = self._layers(x, state, start, positions, lo, hi, n, total, need_attn)
-        state.lengths = start + n
+        state.lengths = start + advance
         logits = self._output(self._final(x))
         return (logits, attn) if need_attn else logits
 

@@ -6,7 +6,8 @@
 One round, for every unfinished row of the batch at once:
     propose  the draft writes K guesses after each row's committed tokens
     verify   the target reads [last committed token, d_1 .. d_K] in ONE forward pass and scores
-             K+1 positions; an acceptance rule (acceptance.py) keeps a prefix of the guesses
+             K+1 positions (a row whose window ended early, at EOS or by a stop rule, only its
+             own: lean_decoder.forward's ragged rows); an acceptance rule (acceptance.py) keeps a prefix of the guesses
              plus one token of the target's own
     commit   rows append what they keep (commit.py) and advance by their own kept length;
              caches roll back by length; rows that emitted EOS are finalised and leave the
@@ -153,7 +154,8 @@ class SpeculativeSequenceGenerator(nn.Module):
             offered = torch.minimum(gamma, drafted)
             window = (n_tokens - 1)[:, None] + torch.arange(k + 1, device=device)[None, :]
             t1 = clock()
-            logits = self.target.forward(target, tokens.gather(1, window))
+            # each row scores its own window only (ragged): offered drafts + the token after
+            logits = self.target.forward(target, tokens.gather(1, window), counts=offered + 1)
             t2 = clock()
             lprobs = self.rules.log_probs(self.model, logits, window, tokens, prefix)
             cum = cum.type_as(lprobs)  # as stock's scores (float64 from an adaptive softmax)
@@ -163,8 +165,8 @@ class SpeculativeSequenceGenerator(nn.Module):
             n_tokens, keep, has_eos, ended = commit(tokens, cum, n_tokens, verdict, self.eos,
                                                     max_len)
             self.stats.record(offered, verdict.accepted, keep, gamma, drafts,
-                              self.proposer.last_steps)
-            times = RoundTimes(rows=window.numel(), steps=self.proposer.last_steps,
+                              self.proposer.last_steps, self.target.last_inputs)
+            times = RoundTimes(rows=self.target.last_inputs, steps=self.proposer.last_steps,
                                draft=t1 - t0, verify=t2 - t1, total=clock() - t0)
             gamma = self.schedule.update(gamma, offered, verdict.accepted, times)
 

@@ -10,6 +10,7 @@ The loop calls `record` once per verify pass with what the pass did, per row:
     draft_steps  draft decoder passes this round
 """
 from dataclasses import dataclass
+from typing import Optional
 
 from torch import Tensor
 
@@ -24,11 +25,12 @@ class SpecStats:
     accepted: int = 0  # draft tokens kept
     rejected: int = 0  # (row, verify pass) pairs that rejected a draft (at most one each)
     committed: int = 0  # tokens written (kept drafts + the target's own), EOS included
-    verified: int = 0  # positions the target scored: each pass's rows x its window's width
+    verified: int = 0  # positions the target computed (rows x the window's width unless ragged)
     sentences: int = 0
 
     def record(self, offered: Tensor, accepted: Tensor, committed: Tensor, cap: Tensor,
-               drafts: Tensor, draft_steps: int) -> None:
+               drafts: Tensor, draft_steps: int, verified: Optional[int] = None) -> None:
+        """verified: the positions the pass computed (None: rows x the window's width)"""
         self.target_calls += 1
         self.draft_calls += draft_steps
         self.row_rounds += offered.numel()
@@ -36,7 +38,8 @@ class SpecStats:
         self.accepted += int(accepted.sum())
         self.rejected += int((accepted < offered).sum())
         self.committed += int(committed.sum())
-        self.verified += drafts.size(0) * (drafts.size(1) + 1)
+        self.verified += (drafts.size(0) * (drafts.size(1) + 1) if verified is None
+                          else verified)
 
     @property
     def alpha(self) -> float:
@@ -54,8 +57,8 @@ class SpecStats:
     def decided(self) -> int:
         """Verified positions that decided something: per row and pass, its kept drafts and the
         position that gave the target's own token. The others lay after a rejection, or past
-        the row's own window in a pass whose window is wider (the rows of a pass share one
-        width)."""
+        the row's own window in a pass that computed every row at the widest window's width
+        (where its rows could not be ragged: lean_decoder.forward)."""
         return self.row_rounds + self.accepted
 
     @property
@@ -80,8 +83,8 @@ class BiLDStats(SpecStats):
     fallbacks: int = 0  # (row, large call) pairs caused by a low-confidence small token
 
     def record(self, offered: Tensor, accepted: Tensor, committed: Tensor, cap: Tensor,
-               drafts: Tensor, draft_steps: int) -> None:
-        super().record(offered, accepted, committed, cap, drafts, draft_steps)
+               drafts: Tensor, draft_steps: int, verified: Optional[int] = None) -> None:
+        super().record(offered, accepted, committed, cap, drafts, draft_steps, verified)
         # a window shorter than the cap ended in a fallback unless it ended with EOS
         short = offered < cap
         if drafts.size(1) > 0:

@@ -77,7 +77,9 @@ void dl_norm_units(const dl_norm *nm, const float *x, float *y, int64_t R, int64
  * cross_k/v [B / group, H, S, D] with strides (xb, xh, xt); pad [B / group, S] or NULL;
  * cross_rows [B / group] or NULL: sentence s reads cross_k/v row (and pad row) cross_rows[s];
  * cross_probs [B, H, n, S] or NULL: receives the encoder attention's probabilities.
- * work: dl_work_floats(B * n, dim, ffn) floats.
+ * off [B + 1] or NULL: ragged rows, row b's inputs are rows off[b] .. off[b + 1] - 1 of x
+ * (off[B] in all, n ignored; causal decoder layers, no origin, no cross_probs).
+ * work: dl_work_floats(rows of x, dim, ffn) floats.
  * Runs on every thread of the caller's parallel region (dl_layer_f32's, or greedy_draft.c's,
  * which runs all layers of several steps in one): each step below shares its rows or
  * units among them and ends with a barrier (one parallel region per layer rather than one per
@@ -88,8 +90,8 @@ void dl_layer_units(const dl_layer *L, float *x, int64_t B, int64_t n, float *ca
                     int64_t total, const uint8_t *self_pad, const int64_t *origin,
                     int64_t origin_stride, const float *cross_k, const float *cross_v, int64_t xb,
                     int64_t xh, int64_t xt, int64_t S, int64_t group, const int64_t *cross_rows,
-                    const uint8_t *pad, float *cross_probs, float *work) {
-  const int64_t R = B * n, C = L->dim, H = L->heads, D = L->head_dim;
+                    const uint8_t *pad, float *cross_probs, const int64_t *off, float *work) {
+  const int64_t R = off ? off[B] : B * n, C = L->dim, H = L->heads, D = L->head_dim;
   const int64_t wide = L->ffn > 3 * C ? L->ffn : 3 * C;
   float *h = work, *att = work + R * C, *qkv = work + 2 * R * C, *f = qkv;
   int32_t *scratch = (int32_t *)(qkv + R * wide);
@@ -104,17 +106,21 @@ void dl_layer_units(const dl_layer *L, float *x, int64_t B, int64_t n, float *ca
   linear(&L->qkv, in, R, qkv, NULL, 0); /* [R, 3C]: q | k | v */
 #pragma omp for schedule(static)
   for (int64_t b = 0; b < B; b++)
-    for (int64_t j = 0; j < n; j++) {
-      const float *row = qkv + (b * n + j) * 3 * C;
+    for (int64_t j = 0; j < (off ? off[b + 1] - off[b] : n); j++) {
+      const float *row = qkv + ((off ? off[b] : b * n) + j) * 3 * C;
       const int64_t slot = start ? start[b] + j : j;
       for (int64_t hd = 0; hd < H; hd++) {
         memcpy(cache_k + b * cb + hd * ch + slot * ct, row + C + hd * D, D * sizeof(float));
         memcpy(cache_v + b * cb + hd * ch + slot * ct, row + 2 * C + hd * D, D * sizeof(float));
       }
     }
-  fa_attend_units(qkv, n * 3 * C, D, 3 * C, L->scaling, cache_k, cache_v, cb, ch, ct, att, B, H,
-                  n, D, total, 1, NULL, start, start ? NULL : self_pad, origin, origin_stride,
-                  NULL, group); /* a sentence's rows (beams) share much of their history */
+  if (off)
+    fa_attend_ragged_units(qkv, 3 * C, D, L->scaling, cache_k, cache_v, cb, ch, ct, att, B, H,
+                           D, total, 1, NULL, start, NULL, off);
+  else /* a sentence's rows (beams) share much of their history: clustered */
+    fa_attend_units(qkv, n * 3 * C, D, 3 * C, L->scaling, cache_k, cache_v, cb, ch, ct, att, B,
+                    H, n, D, total, 1, NULL, start, start ? NULL : self_pad, origin,
+                    origin_stride, NULL, group);
   linear(&L->out, att, R, x, x, 0); /* x += out(att), in place */
   if (!pre) dl_norm_units(&L->norm[0], x, x, R, C);
 
@@ -127,8 +133,12 @@ void dl_layer_units(const dl_layer *L, float *x, int64_t B, int64_t n, float *ca
     }
     float *q = qkv;
     linear(&L->cross_q, in, R, q, NULL, 0);
-    fa_attend_units(q, n * C, D, C, L->cross_scaling, cross_k, cross_v, xb, xh, xt, att, B, H,
-                    n, D, S, group, cross_rows, NULL, pad, NULL, 0, cross_probs, group);
+    if (off)
+      fa_attend_ragged_units(q, C, D, L->cross_scaling, cross_k, cross_v, xb, xh, xt, att, B,
+                             H, D, S, group, cross_rows, NULL, pad, off);
+    else
+      fa_attend_units(q, n * C, D, C, L->cross_scaling, cross_k, cross_v, xb, xh, xt, att, B,
+                      H, n, D, S, group, cross_rows, NULL, pad, NULL, 0, cross_probs, group);
     linear(&L->cross_out, att, R, x, x, 0);
     if (!pre) dl_norm_units(&L->norm[1], x, x, R, C);
   }
@@ -152,5 +162,5 @@ void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cach
                   const uint8_t *pad, float *cross_probs, float *work, int threads) {
 #pragma omp parallel num_threads(threads) if (threads > 1)
   dl_layer_units(L, x, B, n, cache_k, cache_v, cb, ch, ct, start, total, self_pad, origin, origin_stride,
-        cross_k, cross_v, xb, xh, xt, S, group, cross_rows, pad, cross_probs, work);
+        cross_k, cross_v, xb, xh, xt, S, group, cross_rows, pad, cross_probs, NULL, work);
 }

@@ -44,35 +44,46 @@ int64_t gd_work_floats(const gd_decoder *D, int64_t B, int64_t width) {
 }
 
 /* x[r] for the n inputs of each row: tokens of row b at tokens[b * stride + j], slot
- * lengths[b] + j. Two passes (scale, then add) so that each product is rounded before the sum,
- * as torch's separate ops do. */
-static void embed(const gd_decoder *D, const int64_t *tokens, int64_t stride, int64_t B,
-                  int64_t n, const int64_t *lengths, float *x) {
+ * lengths[b] + j, at row b * n + j of x (with off [B + 1]: row off[b] + j, j < off[b + 1] -
+ * off[b]). Two passes (scale, then add) so that each product is rounded before the sum, as
+ * torch's separate ops do. */
+static void embed_one(const gd_decoder *D, int64_t token, int64_t slot, float *xr) {
   const int64_t C = D->layer[0].dim;
-#pragma omp for schedule(static)
-  for (int64_t r = 0; r < B * n; r++) {
-    const int64_t b = r / n, j = r % n;
-    const float *e = D->embed + tokens[b * stride + j] * C;
-    float *xr = x + r * C;
-    for (int64_t c = 0; c < C; c++) xr[c] = D->embed_scale * e[c];
-    if (D->positions) {
-      int64_t row = D->position_offset + lengths[b] + j;
-      if (row > D->position_rows - 1) row = D->position_rows - 1;
-      const float *p = D->positions + row * C;
-      for (int64_t c = 0; c < C; c++) xr[c] += p[c];
-    }
+  const float *e = D->embed + token * C;
+  for (int64_t c = 0; c < C; c++) xr[c] = D->embed_scale * e[c];
+  if (D->positions) {
+    int64_t row = D->position_offset + slot;
+    if (row > D->position_rows - 1) row = D->position_rows - 1;
+    const float *p = D->positions + row * C;
+    for (int64_t c = 0; c < C; c++) xr[c] += p[c];
   }
 }
 
-/* every layer on x [B * n, C] (inside the parallel region), the new K/V at slots lengths[b] .. */
+static void embed(const gd_decoder *D, const int64_t *tokens, int64_t stride, int64_t B,
+                  int64_t n, const int64_t *lengths, const int64_t *off, float *x) {
+  const int64_t C = D->layer[0].dim;
+  if (off) {
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t j = 0; j < off[b + 1] - off[b]; j++)
+        embed_one(D, tokens[b * stride + j], lengths[b] + j, x + (off[b] + j) * C);
+    return;
+  }
+#pragma omp for schedule(static)
+  for (int64_t r = 0; r < B * n; r++)
+    embed_one(D, tokens[r / n * stride + r % n], lengths[r / n] + r % n, x + r * C);
+}
+
+/* every layer on x [B * n, C] (ragged rows with off, see dl_layer_units; inside the parallel
+ * region), the new K/V at slots lengths[b] .. */
 static void layers_units(const gd_decoder *D, const gd_layer_state *S, float *x, int64_t B,
                          int64_t n, const int64_t *lengths, int64_t total, const uint8_t *pad,
-                         float *probs, float *work) {
+                         const int64_t *off, float *probs, float *work) {
   for (int64_t i = 0; i < D->layers; i++) {
     const gd_layer_state *s = S + i;
     dl_layer_units(D->layer + i, x, B, n, s->k, s->v, s->cb, s->ch, s->ct, lengths, total, NULL,
                    NULL, 0, s->cross_k, s->cross_v, s->xb, s->xh, s->xt, s->S, s->group,
-                   s->cross_rows, pad, i == D->layers - 1 ? probs : NULL, work);
+                   s->cross_rows, pad, i == D->layers - 1 ? probs : NULL, off, work);
   }
 }
 
@@ -135,10 +146,10 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
     for (int64_t b = 0; b < B; b++)
       if (lengths[b] > total) total = lengths[b];
     total += n;
-    embed(D, j ? drafts + j - 1 : feed, j ? k : width, B, n, lengths, x);
+    embed(D, j ? drafts + j - 1 : feed, j ? k : width, B, n, lengths, NULL, x);
     if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, B * n, C);
-    layers_units(D, S, x, B, n, lengths, total, pad, probs ? probs + j * probs_step : NULL,
-                 layer_work);
+    layers_units(D, S, x, B, n, lengths, total, pad, NULL,
+                 probs ? probs + j * probs_step : NULL, layer_work);
     float *scores = step_scores ? step_scores + j * B * N : h + B * C;
 #pragma omp for schedule(static)
     for (int64_t b = 0; b < B; b++)
@@ -167,17 +178,19 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
 /* The decoder over n inputs per row: feed [B, n], row b's at slots lengths[b] .. + n - 1 (the
  * layers write their K/V there; lengths is not advanced); total = max(lengths) + n, the key
  * slots attended to; scores [B * n, N] receives every input's scores; pad as gd_greedy_f32's;
- * work: gd_work_floats(D, B, n) floats. */
+ * work: gd_work_floats(D, B, n) floats. With off [B + 1], ragged rows: row b has only its first
+ * off[b + 1] - off[b] inputs (<= n) and scores [off[B], N] receives them, row b's from row
+ * off[b]; total = max(lengths + its inputs) suffices. */
 void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, const int64_t *feed,
                     int64_t n, const int64_t *lengths, int64_t total, const uint8_t *pad,
-                    float *scores, float *work, int threads) {
-  const int64_t C = D->layer[0].dim, R = B * n;
+                    const int64_t *off, float *scores, float *work, int threads) {
+  const int64_t C = D->layer[0].dim, R = off ? off[B] : B * n;
   float *x = work, *layer_work = x + R * C;
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
-    embed(D, feed, n, B, n, lengths, x);
+    embed(D, feed, n, B, n, lengths, off, x);
     if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, R, C);
-    layers_units(D, S, x, B, n, lengths, total, pad, NULL, layer_work);
+    layers_units(D, S, x, B, n, lengths, total, pad, off, NULL, layer_work);
     if (D->final_norm.w) dl_norm_units(&D->final_norm, x, x, R, C);
     output_units(D, x, R, scores);
   }

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define FF_ABI_VERSION 6
+#define FF_ABI_VERSION 7
 
 /* every library (abi.c): FF_ABI_VERSION, and sizeof(struct) by name (-1: no such struct) */
 int ff_abi_version(void);
@@ -131,7 +131,7 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
                       float *work, int threads);
 void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, const int64_t *feed,
                     int64_t n, const int64_t *lengths, int64_t total, const uint8_t *pad,
-                    float *scores, float *work, int threads);
+                    const int64_t *off, float *scores, float *work, int threads);
 
 /* beam_step.c (portable): a beam-search step's top k candidates per sentence */
 void bs_candidates_f32(const float *lp, int64_t ld, const float *prev, int64_t sentences,
@@ -185,12 +185,17 @@ void fa_attend_units(const float *q, int64_t qb, int64_t qh, int64_t qn, float s
                      int64_t group, const int64_t *kv_rows, const int64_t *start,
                      const uint8_t *pad, const int64_t *origin, int64_t origin_stride,
                      float *probs, int64_t cluster);
+void fa_attend_ragged_units(const float *q, int64_t qn, int64_t qh, float scale, const float *k,
+                            const float *v, int64_t kb, int64_t kh, int64_t kt, float *out,
+                            int64_t B, int64_t H, int64_t D, int64_t T, int64_t group,
+                            const int64_t *kv_rows, const int64_t *start, const uint8_t *pad,
+                            const int64_t *off);
 void dl_norm_units(const dl_norm *nm, const float *x, float *y, int64_t R, int64_t C);
 void dl_layer_units(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
                     float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,
                     int64_t total, const uint8_t *self_pad, const int64_t *origin,
                     int64_t origin_stride, const float *cross_k, const float *cross_v, int64_t xb,
                     int64_t xh, int64_t xt, int64_t S, int64_t group, const int64_t *cross_rows,
-                    const uint8_t *pad, float *cross_probs, float *work);
+                    const uint8_t *pad, float *cross_probs, const int64_t *off, float *work);
 
 #endif
