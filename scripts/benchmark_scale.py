@@ -2,7 +2,8 @@
 """Step time against model size: the demo target x1, x2, x4, every engine, memory bandwidth beside.
 
     python scripts/benchmark_scale.py [--factors 1,2,4] [--sentences 40] [--batch-sentences 96]
-                                      [--identical-sentences 0] [--repeats 3] [--threads N]
+                                      [--identical-sentences 0] [--repeats 3] [--slices 4]
+                                      [--threads N]
                                       [--big-draft PATH] [--big-draft-len 5]
                                       [--big-draft-len-batched 3]
                                       [--ct2-threads 1,2] [--json work/benchmark_scale.json]
@@ -11,8 +12,11 @@
 The demo target widened F times (scripts/widen_model.py: same tokens, F times the width, ~F^2 the
 weights; x4 is transformer-big's shape) is made on demand in work/scale/ (git-ignored, reused
 while newer than target.pt and widen_model.py). For each F, in one process, side by side
-(each engine first decodes the shortest and the longest batch untimed; then the engines
-alternate within each repeat, the order rotating between repeats; medians):
+(each engine first decodes the shortest and the longest batch untimed; then in each repeat
+stock's and the plugin's engines take turns on --slices slices of the row's batches, so that
+each one's run is spread over the same minutes as the others' and the machine's bandwidth
+level, which may switch for seconds to minutes, meets them alike; CTranslate2's runs follow,
+whole; the order rotates between repeats; medians):
 
     greedy, batch 1    stock fairseq, the plugin's default generator, speculative (the demo
                        draft, --draft-len 4, --draft-vocab 1536 as make demo runs it), BiLD at its
@@ -72,10 +76,10 @@ the default's share of the triad at those bytes is printed beside the one at eve
 ms/token = seconds / tokens written: at batch 1 the step time of the engines that write one
 token per step, the encoder and everything around the steps included. GB/s = weight bytes per
 step / that time. % of triad: each of the default's runs against the mean of the triads
-measured just before and just after it, where the two agree within 15% (the median of those
-shares; a run whose two differ more saw the machine's bandwidth change level and is left out:
-a shared machine's may switch between levels that last seconds to minutes), every other engine
-against the median of all those triads
+measured just before and just after the turns it ran in, where the two agree within 15% (the
+median of those shares; a run whose two differ more saw the machine's bandwidth change level
+and is left out: a shared machine's may switch between levels that last seconds to minutes),
+every other engine against the median of all those triads
 (speculative decoding and BiLD write several tokens per pass over the target's weights, so
 theirs can exceed 100%). The lean decoder's own step (benchmark.step_costs: one token at
 position ~20, batch 1, median of 50) is given too, against the triads measured around it.
@@ -111,9 +115,10 @@ speculating). At batch 8 "with no position wasted and the loop free" is the spee
 the verify time of the positions that decided nothing and the rest were gone (a pass bound by
 arithmetic costs in proportion to its positions).
 
-At batch 8 the triads are measured around each of the default's runs too, and printed with
-each run's time: a step of 8 rows is still partly bound by memory, so the default's time (and
-with it every speedup over it at that batch) moves with the machine's bandwidth level.
+At batch 8 the triads are measured around each repeat's turns too, and printed with the
+default's run of that repeat: a step of 8 rows is still partly bound by memory, so the
+default's time (and with it every speedup over it at that batch) moves with the machine's
+bandwidth level.
 
 The adaptive engines warm up over every batch of their row (the others over its first and last):
 their draft length learns its costs in the first rounds, which a long job amortises.
@@ -457,35 +462,26 @@ def fairseq_engine(generator, model, samples, tgt_dict, peak=PeakRSS, warm_all=F
 
     from benchmark import decode_all
 
-    def run(warm_up=False):
+    def run(warm_up=False, part=None):
         if warm_up:
             decode_all(generator, model, samples if warm_all else samples[:1] + samples[-1:],
                        seed=0)
             return None
+        batches = samples if part is None else slice_of(samples, *part)
         with peak() as memory:
-            seconds, hyps = decode_all(generator, model, samples, seed=0)
+            seconds, hyps = decode_all(generator, model, batches, seed=0)
         pieces = {i: tgt_dict.string(torch.tensor(h)).split() for i, h in hyps.items()}
         return pieces, seconds, sum(len(h) for h in hyps.values()), memory.mib
+    run.sliced = True  # measure() may run it slice by slice (run(part=(i, parts)))
     return run
 
 
+def slice_of(items, i, parts):
+    """The i-th of `parts` contiguous slices of `items`, as even as they divide."""
+    return items[len(items) * i // parts: len(items) * (i + 1) // parts]
+
+
 REGIME_AGREEMENT = 0.15  # the two triads around a run: within this of each other, or left out
-
-
-def bracketed(run, args, brackets):
-    """`run` (an engine) with the triad measured just before and just after each timed run
-    (into `brackets`, a (before, after) pair a run): the bandwidth the machine gave around it,
-    for the run's share of it. A shared machine's bandwidth moves by tens of percent, and some
-    switch between levels that last seconds to minutes (by half or more), so one triad before
-    a run may come from another level than the run."""
-    def paired(warm_up=False):
-        if warm_up:
-            return run(warm_up)
-        before = bandwidth(args.stream_mib, args.threads, repeats=3)[0]
-        out = run(warm_up)
-        brackets.append((before, bandwidth(args.stream_mib, args.threads, repeats=3)[0]))
-        return out
-    return paired
 
 
 def same_level(before, after, agree=REGIME_AGREEMENT):
@@ -532,17 +528,38 @@ def ct2_label(report):
     return ct2.threads_label(report["ct2_threads"])
 
 
-def measure(engines, repeats, n):
-    """Warm every engine up, then run each `repeats` times, alternating (the order rotates
-    between repeats). Returns ({engine: figures}, {engine: outputs of its last run})."""
+def measure(engines, repeats, n, slices=1, bracket=None, brackets=None):
+    """Warm every engine up, then run each `repeats` times, the order rotating between repeats.
+    The engines whose runs can be sliced (fairseq_engine's) go first in each repeat, as one
+    block: with slices > 1 they decode their batches in that many slices, the engines taking
+    turns slice by slice, so that each one's run of a repeat is spread over the same minutes as
+    the others' (a shared machine's bandwidth may switch level for seconds to minutes: whole
+    runs one after another can meet different levels); a run's figures are its slices' sums.
+    The others (CTranslate2's, each in a process of its own) then run whole. bracket: a
+    function measuring the memory bandwidth, called just before and just after each repeat's
+    block, the (before, after) pairs appended to `brackets`. Returns ({engine: figures},
+    {engine: outputs of its last run})."""
     names = list(engines)
     for e in names:
         engines[e](warm_up=True)
     runs = {e: [] for e in names}
     outputs = {}
     for r in range(repeats):
-        for e in names[r % len(names):] + names[:r % len(names)]:
-            hyps, seconds, tokens, rss = engines[e]()
+        order = names[r % len(names):] + names[:r % len(names)]
+        block = [e for e in order if getattr(engines[e], "sliced", False)]
+        done = {e: ({}, 0.0, 0, 0.0) for e in block}
+        before = bracket() if bracket else None
+        for i in range(slices if slices > 1 else 0):
+            for e in block:
+                hyps, seconds, tokens, rss = engines[e](part=(i, slices))
+                h, s, t, m = done[e]
+                done[e] = ({**h, **hyps}, s + seconds, t + tokens, max(m, rss))
+        for e in (block if slices <= 1 else []):
+            done[e] = engines[e]()
+        if bracket:
+            brackets.append((before, bracket()))
+        for e in order:
+            hyps, seconds, tokens, rss = done[e] if e in done else engines[e]()
             outputs[e] = hyps
             runs[e].append((seconds, tokens, rss))
             print(f"[scale]     {e}: {seconds:.2f} s, {tokens} tokens, {rss:.0f} MiB",
@@ -589,9 +606,9 @@ def speculation_timers(spec, run_spec):
         st = spec.stats
         return (st.draft_calls, st.verified, st.decided, st.committed)
 
-    def counted(warm_up=False):
+    def counted(warm_up=False, **part):
         before = totals()
-        result = run_spec(warm_up)
+        result = run_spec(warm_up, **part)
         for i, (a, b) in enumerate(zip(before, totals())):
             counts[i] += b - a
         if warm_up:  # the figures are the timed runs' alone
@@ -599,6 +616,7 @@ def speculation_timers(spec, run_spec):
                 timer.seconds, timer.calls = 0.0, 0
             counts[:] = [0] * len(counts)
         return result
+    counted.sliced = getattr(run_spec, "sliced", False)
     return (drafting, verifying, encoding, counts, draft_encoding), counted
 
 
@@ -616,11 +634,12 @@ def encoder_timer(generator, run):
     for lean in model.lean:
         timer.wrap(lean, "init_state")
 
-    def timed(warm_up=False):
-        result = run(warm_up)
+    def timed(warm_up=False, **part):
+        result = run(warm_up, **part)
         if warm_up:
             timer.seconds, timer.calls = 0.0, 0
         return result
+    timed.sliced = getattr(run, "sliced", False)
     return timer, timed
 
 
@@ -788,10 +807,11 @@ def run_scale(factor, args, folder, reference):
                 for t in args.ct2_threads:
                     engines[f"CTranslate2 {compute_type}@{t}"] = ct2_engine(
                         ct2_dir, compute_type, sources, ids, beam, bsz, t, folder)
-        brackets = []  # greedy: the triads just before and after each run of the default
-        if beam == 1:
-            engines[DEFAULT] = bracketed(engines[DEFAULT], args, brackets)
-        figures, outputs = measure(engines, args.repeats, n)
+        brackets = []  # greedy: the triads just before and after each repeat's block
+        figures, outputs = measure(
+            engines, args.repeats, n, slices=args.slices, brackets=brackets,
+            bracket=((lambda: bandwidth(args.stream_mib, args.threads, repeats=3)[0])
+                     if beam == 1 else None))
         if ct2_dir:
             import ctranslate2_baseline as ct2
 
@@ -963,8 +983,8 @@ def print_tables(report):
                       + f"{f['peak_rss_mib']:.0f} |")
         for row in s["rows"]:
             if row.get("triad_brackets"):
-                print(f"{row['setting']}, batch {row['batch_size']}: triads before and after each "
-                      f"of the default's runs " + ", ".join(
+                print(f"{row['setting']}, batch {row['batch_size']}: triads before and after the "
+                      f"turns of each of the default's runs " + ", ".join(
                           f"{a:.1f}/{b:.1f}" for a, b in row["triad_brackets"])
                       + " GB/s; % of triad: the default's runs against the mean of the two "
                         "around each, where they agree within "
@@ -1192,6 +1212,9 @@ def main():
                     help="also decode this many sentences at batch 32 for 'identical to x1' and "
                          "alpha (0: skip)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--slices", type=int, default=4,
+                    help="the plugin's and stock's engines take turns on this many slices of "
+                         "each run's batches (1: whole runs, one engine after another)")
     ap.add_argument("--draft-len", type=int, default=4)
     ap.add_argument("--big-draft", default=os.path.join(demo.EXAMPLE, "draft_big.pt"),
                     help="a second speculative engine with this draft ('' leaves it out): by "

@@ -388,22 +388,48 @@ def test_gpu_sentence_gives_the_ranges_and_the_step_times():
 
 
 # -- the default's share of the bandwidth: the triads around each run --------------------------
-def test_scale_sets_each_default_run_against_the_triads_around_it(monkeypatch):
-    import types
-
+def test_scale_engines_take_turns_on_slices_between_triads():
+    """In each repeat the sliceable engines (the plugin's, stock's) take turns slice by slice,
+    the order rotating between repeats, between one triad before and one after; the others
+    (CTranslate2's) then run whole. A run's figures are its slices' sums."""
     import benchmark_scale
 
-    measured = iter([20.0, 21.0, 20.0, 40.0, 40.0, 40.0])
-    monkeypatch.setattr(benchmark_scale, "bandwidth", lambda *a, **k: (next(measured), 0.0))
+    assert [benchmark_scale.slice_of(list(range(5)), i, 2) for i in range(2)] == [[0, 1],
+                                                                                 [2, 3, 4]]
+    assert benchmark_scale.slice_of([7], 3, 4) == [7] and benchmark_scale.slice_of([7], 0, 4) == []
     calls = []
-    brackets = []
-    run = benchmark_scale.bracketed(lambda warm_up=False: calls.append(warm_up) or "out",
-                                    types.SimpleNamespace(stream_mib=8, threads=2), brackets)
-    assert run(True) == "out" and brackets == []  # the warm-up is not measured
-    assert [run() for _ in range(3)] == ["out"] * 3
-    assert calls == [True, False, False, False]
-    assert brackets == [(20.0, 21.0), (20.0, 40.0), (40.0, 40.0)]
 
+    def engine(name, sliced=True):
+        def run(warm_up=False, part=None):
+            calls.append((name, warm_up, part))
+            if warm_up:
+                return None
+            ids = range(4) if part is None else benchmark_scale.slice_of(range(4), *part)
+            return {i: ["t"] for i in ids}, 0.5 * len(ids), 10 * len(ids), float(len(ids))
+        run.sliced = sliced
+        return run
+
+    stock, default, ct2 = "stock fairseq", benchmark_scale.DEFAULT, "CTranslate2 int8"
+    engines = {stock: engine(stock), default: engine(default), ct2: engine(ct2, sliced=False)}
+    triads, brackets = iter([20.0, 21.0, 30.0, 31.0]), []
+    figures, outputs = benchmark_scale.measure(engines, 2, 4, slices=2,
+                                               bracket=lambda: next(triads), brackets=brackets)
+    assert brackets == [(20.0, 21.0), (30.0, 31.0)]
+    assert calls[:3] == [(e, True, None) for e in engines]
+    assert calls[3:] == [(stock, False, (0, 2)), (default, False, (0, 2)),
+                         (stock, False, (1, 2)), (default, False, (1, 2)), (ct2, False, None),
+                         (default, False, (0, 2)), (stock, False, (0, 2)),
+                         (default, False, (1, 2)), (stock, False, (1, 2)), (ct2, False, None)]
+    for e in engines:
+        assert figures[e]["seconds"] == [2.0, 2.0] and figures[e]["tokens"] == 40
+        assert figures[e]["peak_rss_mib"] == (4.0 if e == ct2 else 2.0)
+        assert figures[e]["identical"] == 1.0 and sorted(outputs[e]) == [0, 1, 2, 3]
+
+
+def test_scale_sets_each_default_run_against_the_triads_around_it():
+    import benchmark_scale
+
+    brackets = [(20.0, 21.0), (20.0, 40.0), (40.0, 40.0)]
     # 10 tokens in 1 s at 1 GB a step: 10 GB/s; the run whose triads differ by 2x is left out
     shares = benchmark_scale.bracketed_shares(1e9, 10, [1.0, 1.0, 1.0], brackets)
     assert shares == [(10 / 20.5, 20.5), (10 / 40.0, 40.0)]
