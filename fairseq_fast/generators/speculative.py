@@ -7,8 +7,8 @@ One round, for every unfinished row of the batch at once:
     propose  the draft writes K guesses after each row's committed tokens
     verify   the target reads [last committed token, d_1 .. d_K] in ONE forward pass and scores
              K+1 positions (a row whose window ended early, at EOS or by a stop rule, only its
-             own: lean_decoder.forward's ragged rows); an acceptance rule (acceptance.py) keeps a prefix of the guesses
-             plus one token of the target's own
+             own: lean_decoder.forward's ragged rows); an acceptance rule (acceptance.py)
+             keeps a prefix of the guesses plus one token of the target's own
     commit   rows append what they keep (commit.py) and advance by their own kept length;
              caches roll back by length; rows that emitted EOS are finalised and leave the
              batch (finished rows cost nothing)
