@@ -105,7 +105,8 @@ For every speculative engine and batch size, one more line says where its time w
 of its timed runs spent verifying, drafting, in the encoders and in the rest; the positions the
 target verified per token written and the share of them that decided something (a kept draft,
 or the position that gave the target's own token: the others lay after a rejection, or past a
-row's window in a pass whose rows share a wider one); and the verify passes' arithmetic rate,
+row's window in a pass that computed every row at the widest window's width, where its rows
+could not be ragged); and the verify passes' arithmetic rate,
 dense-equivalent (2 flops per weight a position multiplies), beside the plugin's matmul measured
 alone at 64 rows on fc1's weight: a rate near it means the passes are bound by arithmetic, and
 then only fewer positions make them cheaper. "Decoding alone" sets the default against the
@@ -531,8 +532,8 @@ def ct2_label(report):
 def measure(engines, repeats, n, slices=1, bracket=None, brackets=None):
     """Warm every engine up, then run each `repeats` times, the order rotating between repeats.
     The engines whose runs can be sliced (fairseq_engine's) go first in each repeat, as one
-    block: with slices > 1 they decode their batches in that many slices, the engines taking
-    turns slice by slice, so that each one's run of a repeat is spread over the same minutes as
+    block: they decode their batches in `slices` slices, the engines taking turns slice by
+    slice, so that each one's run of a repeat is spread over the same minutes as
     the others' (a shared machine's bandwidth may switch level for seconds to minutes: whole
     runs one after another can meet different levels); a run's figures are its slices' sums.
     The others (CTranslate2's, each in a process of its own) then run whole. bracket: a
@@ -549,13 +550,11 @@ def measure(engines, repeats, n, slices=1, bracket=None, brackets=None):
         block = [e for e in order if getattr(engines[e], "sliced", False)]
         done = {e: ({}, 0.0, 0, 0.0) for e in block}
         before = bracket() if bracket else None
-        for i in range(slices if slices > 1 else 0):
+        for i in range(slices):  # slice 0 of 1: the whole run
             for e in block:
                 hyps, seconds, tokens, rss = engines[e](part=(i, slices))
                 h, s, t, m = done[e]
                 done[e] = ({**h, **hyps}, s + seconds, t + tokens, max(m, rss))
-        for e in (block if slices <= 1 else []):
-            done[e] = engines[e]()
         if bracket:
             brackets.append((before, bracket()))
         for e in order:
