@@ -86,7 +86,7 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentence
           ["--sentences", "64", "--repeats", "1"]),
          ("latency", "benchmark_latency.py", ["--sentences", "300"],
           ["--sentences", "40", "--repeats", "1"]),
-         ("scale", "benchmark_scale.py", ["--factors", "1,4", "--sentences", "20",
+         ("scale", "benchmark_scale.py", ["--factors", "1,2,4", "--sentences", "20",
                                           "--batch-sentences", "64",
                                           "--identical-sentences", "48"],
           ["--sentences", "3", "--batch-sentences", "16", "--identical-sentences", "16",

@@ -105,6 +105,28 @@ def test_kernel_bits_do_not_depend_on_rows_threads_or_storage():
     assert small_gemm.linear(x[:0], as16, b).shape == (0, 300)
 
 
+@needs_kernel
+@pytest.mark.parametrize("values", ["float16", "float32"])
+def test_packed_layout_is_blocks_of_outputs_k_major_zero_padded(values):
+    """pack(): p[block][k][j] = w[block * BLOCK + j][k], zeros past the last output (here 200
+    outputs, not a multiple of the block), float16 exactly where every value is a float16
+    number; the same for a weight that is a view."""
+    g = torch.Generator().manual_seed(11)
+    w = torch.randn(200, 96, generator=g)
+    if values == "float16":
+        w = w.half().float()
+    else:
+        w[7, 3] = 1.0 + 2.0 ** -20  # one value float16 cannot hold: all float32
+    for weight in (w, torch.cat([torch.zeros(1, 96), w])[1:]):
+        data = small_gemm.pack(weight).data
+        block = data.size(2)
+        assert data.shape == (-(-200 // block), 96, block)
+        want16 = values == "float16" and loader.level() != "generic"
+        assert data.dtype == (torch.float16 if want16 else torch.float32)
+        rows = data.float().transpose(1, 2).reshape(-1, 96)
+        assert torch.equal(rows[:200], w) and not rows[200:].any()
+
+
 @pytest.mark.parametrize("kernel", [True, False])
 def test_routes(kernel):
     """The rule, with and without the kernel: sizes and rows decide; float64, half, gradients
@@ -228,6 +250,37 @@ def test_stacked_weights_one_matmul_where_packed_else_one_call_each(kernel):
         assert _close(linear.stacked(x, ws, bs)[1], F.linear(x, ws[1]))
         bs[1] = torch.ones(256)  # a bias appears: another tensor, so restacked too
         assert _close(linear.stacked(x, ws, bs)[1], F.linear(x, ws[1], bs[1]))
+
+
+def test_stacked_weights_are_the_parts_storage_not_a_copy():
+    """stack(): the parts (Parameters that own their storage) become views of the stacked
+    weight, values and results unchanged, so the stack costs no memory of its own; built once.
+    A weight in two stacks stays a view of the first, the second keeps a copy, and neither is
+    rebuilt on later calls (no back and forth)."""
+    g = torch.Generator().manual_seed(4)
+    q, k, v, u = (torch.nn.Parameter(torch.randn(256, 256, generator=g), requires_grad=False)
+                  for _ in range(4))
+    want = [t.detach().clone() for t in (q, k, v, u)]
+    linear = PackedLinear()
+    x = torch.randn(3, 256, generator=g)
+    with torch.no_grad():
+        weight, _ = linear.stack([q, k, v], [None] * 3)
+        base = weight.untyped_storage().data_ptr()
+        assert [t.untyped_storage().data_ptr() for t in (q, k, v)] == [base] * 3
+        assert [t.data_ptr() for t in (q, k, v)] == [weight[i * 256].data_ptr() for i in range(3)]
+        assert all(torch.equal(t, c) for t, c in zip((q, k, v), want))
+        assert isinstance(q, torch.nn.Parameter)
+        assert linear.stack([q, k, v], [None] * 3)[0] is weight  # not rebuilt
+        other, _ = linear.stack([k, u], [None] * 2)  # k is a view of the first stack now
+        assert u.untyped_storage().data_ptr() != other.untyped_storage().data_ptr()
+        assert k.untyped_storage().data_ptr() == base
+        for _ in range(2):
+            assert linear.stack([q, k, v], [None] * 3)[0] is weight
+            assert linear.stack([k, u], [None] * 2)[0] is other
+        have = linear.stacked(x, [q, k, v], [None] * 3)
+        assert all(_close(h, F.linear(x, c)) for h, c in zip(have, want))
+        q.mul_(2.0)  # in place, through the part: restacked from the new values
+        assert _close(linear.stacked(x, [q, k, v], [None] * 3)[0], F.linear(x, 2 * want[0]))
 
 
 DICT = make_dictionary(24)

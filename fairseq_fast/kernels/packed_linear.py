@@ -23,12 +23,17 @@ The route depends on shapes and dtypes only, so the same inputs always take the 
 `stacked()` runs weights that share an input as one stacked matmul, so that e.g. q/k/v of 256
 dims (three 65,536-element weights) take one call.
 
+Memory: a packed weight is a second copy of the model's (the layouts differ). Nothing else is:
+the stacked weights' storage becomes the parts' own (their old storage is freed and handed back
+to the OS), and packing makes no weight-sized temporaries.
+
 Numerics: another kernel sums in another order, so results differ from F.linear's in the last
 bits of float32 (~1e-6 relative), as F.linear's own results differ between row counts (which is
 why stock and lean decoding already agree to rounding, not bits; the float64 equality tests run
 on F.linear). A weight changed in place or replaced (`.data =`, `.to()`) is packed again on its
 next use.
 """
+import ctypes
 import logging
 import weakref
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -181,7 +186,8 @@ class PackedLinear:
     def stack(self, weights: Sequence[Tensor],
               biases: Sequence[Optional[Tensor]]) -> Tuple[Tensor, Optional[Tensor]]:
         """The weights concatenated along the outputs, and their biases (zeros for a missing
-        one; None if all are missing): built once, rebuilt when a part has changed."""
+        one; None if all are missing): built once, rebuilt when a part has changed. The weights
+        then become views of it where they can (_share_storage): no second copy is held."""
         key = tuple(id(w) for w in weights)
         parts = [(t, t.data_ptr(), t._version) for t in (*weights, *biases) if t is not None]
         entry = self._stacked.get(key)
@@ -190,6 +196,10 @@ class PackedLinear:
                 for r in ("kernel", "onednn"):
                     self._packed.pop((id(entry[1]), r), None)
             weight = torch.cat([w.detach() for w in weights])
+            if _share_storage(weights, weight):
+                parts = [(t, t.data_ptr(), t._version) for t in (*weights, *biases)
+                         if t is not None]
+                _return_freed_memory()  # the weights' old storages
             bias = None
             if any(b is not None for b in biases):
                 bias = torch.cat([w.new_zeros(w.size(0)) if b is None else b.detach()
@@ -197,6 +207,44 @@ class PackedLinear:
             entry = (parts, weight, bias)
             self._stacked[key] = entry
         return entry[1], entry[2]
+
+
+def _share_storage(weights: Sequence[Tensor], stacked: Tensor) -> bool:
+    """Make each weight a view of its rows of `stacked` (`.data =`: the same values, the same
+    Parameter objects), so that the stack holds no copy of its own. Only where every weight is
+    a distinct contiguous tensor that owns its whole storage: a weight that is already a view
+    (of another stack, or of a fused projection) keeps its storage, and this stack its copy.
+    Each view starts 64-byte aligned, as its own storage did (a matmul library's results may
+    depend on alignment). Returns whether the weights were moved."""
+    if len({id(w) for w in weights}) != len(weights) or not all(
+            w.is_contiguous() and w.storage_offset() == 0
+            and w.untyped_storage().nbytes() == w.numel() * w.element_size()
+            and w.numel() * w.element_size() % 64 == 0 for w in weights):
+        return False
+    start = 0
+    for w in weights:
+        w.data = stacked[start:start + w.size(0)]
+        start += w.size(0)
+    return True
+
+
+_MALLOC_TRIM = None  # glibc's malloc_trim, or False where there is none (looked up once)
+
+
+def _return_freed_memory() -> None:
+    """Hand the C allocator's free memory back to the OS (glibc's malloc_trim(0); nothing
+    elsewhere). Freed tensors of a few MiB stay in glibc's free lists, still counted in the
+    process's resident memory, until something of their size is allocated again; a model's
+    weights freed once are not. It takes well under a millisecond when nothing is free."""
+    global _MALLOC_TRIM
+    if _MALLOC_TRIM is None:
+        try:
+            _MALLOC_TRIM = ctypes.CDLL(None).malloc_trim
+            _MALLOC_TRIM.argtypes, _MALLOC_TRIM.restype = [ctypes.c_size_t], ctypes.c_int
+        except (OSError, AttributeError, TypeError):
+            _MALLOC_TRIM = False
+    if _MALLOC_TRIM:
+        _MALLOC_TRIM(0)
 
 
 def of(module: torch.nn.Module, enabled: bool = True) -> PackedLinear:

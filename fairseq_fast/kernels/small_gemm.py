@@ -85,16 +85,26 @@ def pack(weight: Tensor, level: Optional[str] = None) -> Packed:
     level = loader.level() if level is None else level
     block = loader.variant("sg_block", level)()
     w = weight.detach()
-    half = w.half()
-    if level != "generic" and torch.equal(half.float(), w):  # (no F16C there)
-        w = half
+    half = level != "generic" and _float16_values(w)  # (no F16C there)
     out, inp = w.shape
-    blocks = -(-out // block)
-    padded = w.new_zeros(blocks * block, inp)
-    padded[:out] = w
-    data = huge_pages.empty((blocks, inp, block), w.dtype)  # streamed once a step: 2 MiB pages
-    data.copy_(padded.view(blocks, block, inp).transpose(1, 2))
+    blocks, whole = -(-out // block), out // block
+    # streamed once a step: 2 MiB pages. Filled block by block from w, converting on the way,
+    # with no weight-sized temporary: freed, those stay in the C allocator's free lists and in
+    # the process's resident memory, one for each weight packed.
+    data = huge_pages.empty((blocks, inp, block), torch.float16 if half else w.dtype)
+    for b in range(whole):
+        data[b].copy_(w[b * block:(b + 1) * block].t())
+    if whole < blocks:
+        data[whole].zero_()
+        data[whole, :, :out - whole * block].copy_(w[whole * block:].t())
     return Packed(data, out, inp)
+
+
+def _float16_values(w: Tensor, chunk: int = 1 << 16) -> bool:
+    """Whether every value of w is a float16 number (its float16 copy is exact), checked in
+    chunks of `chunk` elements (no weight-sized temporary)."""
+    flat = w.reshape(-1)
+    return all(torch.equal(part.half().float(), part) for part in flat.split(chunk))
 
 
 def linear(x: Tensor, packed: Packed, bias: Optional[Tensor] = None,
