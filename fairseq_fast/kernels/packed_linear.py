@@ -80,6 +80,11 @@ def onednn_available() -> bool:
     return _ONEDNN
 
 
+def _identities(tensors) -> list:
+    """(tensor, data_ptr, version) of each tensor that is not None: what _same_tensors compares."""
+    return [(t, t.data_ptr(), t._version) for t in tensors if t is not None]
+
+
 def _same_tensors(old: list, new: list) -> bool:
     """Whether two lists of (tensor, data_ptr, version) name the same, unchanged tensors."""
     return len(old) == len(new) and all(
@@ -189,7 +194,7 @@ class PackedLinear:
         one; None if all are missing): built once, rebuilt when a part has changed. The weights
         then become views of it where they can (_share_storage): no second copy is held."""
         key = tuple(id(w) for w in weights)
-        parts = [(t, t.data_ptr(), t._version) for t in (*weights, *biases) if t is not None]
+        parts = _identities((*weights, *biases))
         entry = self._stacked.get(key)
         if entry is None or not _same_tensors(entry[0], parts):  # new, or a part has changed
             if entry is not None:
@@ -197,8 +202,7 @@ class PackedLinear:
                     self._packed.pop((id(entry[1]), r), None)
             weight = torch.cat([w.detach() for w in weights])
             if _share_storage(weights, weight):
-                parts = [(t, t.data_ptr(), t._version) for t in (*weights, *biases)
-                         if t is not None]
+                parts = _identities((*weights, *biases))  # their new addresses
                 _return_freed_memory()  # the weights' old storages
             bias = None
             if any(b is not None for b in biases):
