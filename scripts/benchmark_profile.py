@@ -1,23 +1,29 @@
 #!/usr/bin/env python3
-"""Where the time goes: perf samples of batch-1 greedy runs on the widened target, split into matmul, attention, other kernels, OpenMP waits, torch, Python, the OS and idle.
+"""Where the time goes: perf samples of greedy runs on the widened target at batch 1 and 8, split into matmul, attention, other kernels, OpenMP waits, torch, Python, the OS and idle.
 
-    python scripts/benchmark_profile.py [--factor 4] [--sentences 20] [--repeats 3]
+    python scripts/benchmark_profile.py [--factor 4] [--batch-sizes 1,8] [--sentences 20]
+                                        [--batch-sentences 24] [--repeats 3]
                                         [--engines stock,default,speculative,big]
                                         [--frequency 999] [--threads N]
                                         [--json work/benchmark_profile.json]
 
 The engines are benchmark_scale.py's, built as it builds them (stock fairseq; the plugin's
 default generator; speculative with the demo draft, --draft-len 4 and the 1536-token shortlist;
-speculative with the big draft, --big-draft-len 5), on the demo target widened --factor times
-(made in work/scale/ as benchmark_scale.py makes it). Each engine decodes the sentences once
-untimed, then the engines alternate, `repeats` times; in its turn an engine decodes them twice:
-timed alone (ms/token), then under `perf record` attached to this process and enabled only while
-it decodes (perf's control FIFO; "under perf" is that run's ms/token: perf's own process shares
-the cores). Every sample is a cpu-clock period of one thread, filed by the function it caught
-and that function's library:
+speculative with the big draft, --big-draft-len 5 at batch 1 and --big-draft-len-batched 3 at
+larger batches), on the demo target widened --factor times (made in work/scale/ as
+benchmark_scale.py makes it). Each batch size is a run of its own: --sentences sentences at batch
+1, --batch-sentences at the others. Each engine decodes the shortest and the longest batch once
+untimed, then the engines alternate, `repeats` times; in its turn an engine decodes every batch
+twice: timed alone (ms/token), then under `perf record` attached to this process and enabled
+only while it decodes (perf's control FIFO; "under perf" is that run's ms/token: perf's own
+process shares the cores). Every sample is a cpu-clock period of one thread, filed by the
+function it caught and that function's library:
 
     matmul      the GEMM kernels: the plugin's (sg_linear_*, and sg_sparse_linear_* with the
-                listing of its input's nonzeros) and torch's (MKL, oneDNN, cpublas)
+                listing of its input's nonzeros) and torch's (MKL, oneDNN, cpublas), and code
+                generated at run time, which perf files under anonymous memory (perf-<pid>.map):
+                oneDNN's GEMMs, where the plugin sends linears of more than 160 rows (an
+                encoder at batch 8) and the only generated code these runs call
     attention   the plugin's attention kernels (fa_*, the scores and weighted sums); stock's
                 attention runs as torch ops, and is matmul and torch here
     kernels     the plugin's other C: layer norms, the greedy draft's steps, n-gram blocking
@@ -60,6 +66,9 @@ _PLUGIN_MATMUL = re.compile(r"^sg_(linear|sparse_linear|nonzero)")
 _PLUGIN_ATTENTION = re.compile(r"^(fa_|scores_|weighted_sum_|attend)")
 # torch's GEMMs: MKL, oneDNN (dnnl, brgemm, jit gemm kernels), cpublas, sgemm
 _TORCH_MATMUL = re.compile(r"gemm|mkl_blas|dnnl|jit_avx|cpublas", re.IGNORECASE)
+# code generated at run time (oneDNN's kernels): perf names its library after the map file a JIT
+# may write, perf-<pid>.map, or after the anonymous mapping itself
+_GENERATED = re.compile(r"(^|/)perf-\d+\.map$|^//anon|^\[anon")
 
 
 def category(symbol: str, library: str) -> str:
@@ -75,6 +84,8 @@ def category(symbol: str, library: str) -> str:
         return "omp wait"
     if library.startswith("[kernel") or library == "[vdso]":
         return "os"
+    if _GENERATED.search(library):
+        return "matmul"
     if _TORCH_MATMUL.search(symbol) or "libmkl" in name or "libdnnl" in name:
         return "matmul"
     if "python" in name and "torch" not in name:
@@ -192,24 +203,37 @@ class PerfRecording:
 
 
 # -- the run ----------------------------------------------------------------------------------
-# the engines by a short name: benchmark_scale.py's batch-1 greedy ones with a fixed draft length
+# the engines by a short name: benchmark_scale.py's greedy ones with a fixed draft length
 ENGINES = {"stock": "stock fairseq", "default": scale.DEFAULT, "speculative": scale.SPECULATIVE,
            "big": scale.BIG}
 
 
 def profile(args):
-    from benchmark import batches, decode_all, load_target
-    from fairseq_fast.speculative.draft_loading import load_draft
-    from fairseq_fast.speculative.draft_vocab import shortlist
+    from benchmark import load_target
 
     os.makedirs(scale.WORK, exist_ok=True)
     path = scale.widened_target(args.factor, args.target)
     target, cfg, task = load_target(path, args.data)
+    dec = target.decoder
+    return {"factor": args.factor, "repeats": args.repeats, "threads": args.threads,
+            "frequency": args.frequency, "embed_dim": dec.embed_tokens.weight.size(1),
+            "parameters": sum(p.numel() for p in target.parameters()),
+            "runs": [profile_batch(args, target, cfg, task, b) for b in args.batch_sizes],
+            "perf": None}
+
+
+def profile_batch(args, target, cfg, task, batch_size):
+    """One batch size's engines, alternating, each timed alone and then under perf."""
+    from benchmark import batches, decode_all
+    from fairseq_fast.speculative.draft_loading import load_draft
+    from fairseq_fast.speculative.draft_vocab import shortlist
+
     vocab = shortlist(task.target_dictionary, args.draft_vocab, args.draft_vocab_counts)
-    samples, n = batches(task, args.sentences, 1)
+    samples, n = batches(task, args.sentences if batch_size == 1 else args.batch_sentences,
+                         batch_size)
     generators = {}
     for key in args.engines:
-        draft, draft_len = scale.draft_of(ENGINES[key], args, 1)
+        draft, draft_len = scale.draft_of(ENGINES[key], args, batch_size)
         generators[key] = scale.build_generator(
             ENGINES[key], task, target, cfg, load_draft(task, draft, target) if draft else None,
             vocab, 1, draft_len)
@@ -230,8 +254,8 @@ def profile(args):
                 threads = recording.threads()
             tokens = sum(len(h) for h in hyps.values())
             runs[key].append((profiled, tokens, threads))
-            print(f"[profile] {ENGINES[key]}: {seconds:.2f} s, under perf {profiled:.2f} s, "
-                  f"{tokens} tokens", flush=True)
+            print(f"[profile] batch {batch_size}, {ENGINES[key]}: {seconds:.2f} s, under perf "
+                  f"{profiled:.2f} s, {tokens} tokens", flush=True)
     engines = {}
     for key, done in runs.items():
         wall = sum(s for s, _, _ in done)
@@ -249,38 +273,41 @@ def profile(args):
             "ms_per_token_under_perf": 1e3 * statistics.median(s for s, _, _ in done) / tokens,
             "split": shares, "main_thread": main, "other_threads": others,
             "threads_seen": len(merged)}
-    dec = target.decoder
-    return {"factor": args.factor, "sentences": n, "repeats": args.repeats,
-            "threads": args.threads, "frequency": args.frequency,
-            "embed_dim": dec.embed_tokens.weight.size(1),
-            "parameters": sum(p.numel() for p in target.parameters()),
-            "engines": engines, "perf": None}
+    return {"batch_size": batch_size, "sentences": n, "engines": engines}
 
 
 def print_tables(report):
     if report.get("perf"):
         print(f"no profile: {report['perf']}")
         return
+    # a report written before batch sizes were runs of their own: one run, at batch 1
+    runs = report.get("runs") or [{"batch_size": 1, "sentences": report["sentences"],
+                                   "engines": report["engines"]}]
     print(f"x{report['factor']} ({report['embed_dim']} dims, "
-          f"{report['parameters'] / 1e6:.1f}M parameters), greedy, batch 1, "
-          f"{report['sentences']} sentences x {report['repeats']} runs, {report['threads']} "
-          f"threads, perf at {report['frequency']} Hz; shares of threads x wall")
-    print()
-    print("| engine | ms/token | under perf | " + " | ".join(CATEGORIES) + " |")
-    print("|---|---|---|" + "---|" * len(CATEGORIES))
-    for name, e in report["engines"].items():
-        print(f"| {name} | {e['ms_per_token']:.2f} | {e['ms_per_token_under_perf']:.2f} | "
-              + " | ".join(f"{100 * e['split'][c]:.1f}%" for c in CATEGORIES) + " |")
+          f"{report['parameters'] / 1e6:.1f}M parameters), greedy, {report['repeats']} runs, "
+          f"{report['threads']} threads, perf at {report['frequency']} Hz; shares of threads x "
+          "wall")
+    for run in runs:
+        print()
+        print(f"batch {run['batch_size']}, {run['sentences']} sentences")
+        print()
+        print("| engine | ms/token | under perf | " + " | ".join(CATEGORIES) + " |")
+        print("|---|---|---|" + "---|" * len(CATEGORIES))
+        for name, e in run["engines"].items():
+            print(f"| {name} | {e['ms_per_token']:.2f} | {e['ms_per_token_under_perf']:.2f} | "
+                  + " | ".join(f"{100 * e['split'][c]:.1f}%" for c in CATEGORIES) + " |")
     print()
     print("the main thread's time and the other threads' together, as shares of wall (the main "
           "thread runs Python; the others only the parallel regions)")
     print()
-    print("| engine | thread | " + " | ".join(CATEGORIES[:-1]) + " |")
-    print("|---|---|" + "---|" * (len(CATEGORIES) - 1))
-    for name, e in report["engines"].items():
-        for which in ("main_thread", "other_threads"):
-            print(f"| {name} | {which.replace('_', ' ')} | "
-                  + " | ".join(f"{100 * e[which][c]:.1f}%" for c in CATEGORIES[:-1]) + " |")
+    print("| batch | engine | thread | " + " | ".join(CATEGORIES[:-1]) + " |")
+    print("|---|---|---|" + "---|" * (len(CATEGORIES) - 1))
+    for run in runs:
+        for name, e in run["engines"].items():
+            for which in ("main_thread", "other_threads"):
+                print(f"| {run['batch_size']} | {name} | {which.replace('_', ' ')} | "
+                      + " | ".join(f"{100 * e[which][c]:.1f}%" for c in CATEGORIES[:-1])
+                      + " |")
 
 
 def main():
@@ -293,13 +320,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_model_args(ap)
     ap.add_argument("--factor", type=int, default=4, help="the target's widening factor")
-    ap.add_argument("--sentences", type=int, default=20)
+    ap.add_argument("--batch-sizes", default="1,8",
+                    help="comma-separated batch sizes, each profiled in a run of its own")
+    ap.add_argument("--sentences", type=int, default=20, help="sentences at batch 1")
+    ap.add_argument("--batch-sentences", type=int, default=24,
+                    help="sentences at the larger batch sizes")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--engines", default="stock,default,speculative,big",
                     help="comma-separated, of: " + ", ".join(ENGINES))
     ap.add_argument("--draft-len", type=int, default=4)
     ap.add_argument("--big-draft", default=os.path.join(demo.EXAMPLE, "draft_big.pt"))
     ap.add_argument("--big-draft-len", type=int, default=5)
+    ap.add_argument("--big-draft-len-batched", type=int, default=3,
+                    help="the big draft's length at batch sizes above 1")
     ap.add_argument("--draft-vocab", type=int, default=1536)
     ap.add_argument("--draft-vocab-counts", default=demo.COUNTS)
     ap.add_argument("--frequency", type=int, default=999, help="perf's samples per second")
@@ -307,6 +340,12 @@ def main():
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_profile.json"))
     args = ap.parse_args()
     args.engines = args.engines.split(",")
+    try:
+        args.batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
+    except ValueError:
+        ap.error(f"--batch-sizes takes comma-separated integers, not {args.batch_sizes!r}")
+    if any(b < 1 for b in args.batch_sizes):
+        ap.error("--batch-sizes must be at least 1")
     unknown = [e for e in args.engines if e not in ENGINES]
     if unknown:
         ap.error(f"unknown engine {unknown[0]!r} (choose from {', '.join(ENGINES)})")

@@ -22,8 +22,9 @@ its own process, each writing its JSON into --out:
                                         GB/s against the measured memory bandwidth, peak RSS
     hub          benchmark_hub.py       the hub, one sentence per translate() call: stock vs the
                                         default and speculative generators, demo and x4
-    profile      benchmark_profile.py   where batch-1 greedy time goes on the x4 target (perf
-                                        samples): matmul, attention, OpenMP waits, Python, idle
+    profile      benchmark_profile.py   where greedy time goes on the x4 target at batch 1 and 8
+                                        (perf samples): matmul, attention, OpenMP waits, Python,
+                                        idle
     distributed  benchmark_distributed.py  one job on 1 and 2 processes (torchrun); the scaling
                                         model
     compile      benchmark_compile.py   a decoder step: the C kernels vs torch.compile (Inductor,
@@ -93,8 +94,8 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentence
            "--repeats", "1"]),
          ("hub", "benchmark_hub.py", ["--sentences", "20"],
           ["--sentences", "4", "--repeats", "1", "--factors", "1"]),
-         ("profile", "benchmark_profile.py", ["--sentences", "20"],
-          ["--sentences", "3", "--repeats", "1"]),
+         ("profile", "benchmark_profile.py", ["--sentences", "20", "--batch-sentences", "24"],
+          ["--sentences", "3", "--batch-sentences", "8", "--repeats", "1"]),
          ("distributed", "benchmark_distributed.py", ["--sentences", "400"],
           ["--sentences", "64", "--repeats", "1"]),
          ("compile", "benchmark_compile.py", ["--repeats", "7"],

@@ -29,6 +29,8 @@ KERNELS = "/root/.cache/fairseq_fast/kernels-cafe.so"
     ("mkl_blas_avx512_sgemm_kernel_0", "/venv/torch/lib/libtorch_cpu.so", "matmul"),
     ("dnnl::impl::cpu::x64::brgemm_kernel_execute", "/venv/torch/lib/libtorch_cpu.so",
      "matmul"),
+    ("[unknown]", "perf-28641.map", "matmul"),  # oneDNN's generated GEMM code
+    ("[unknown]", "//anon", "matmul"),
     ("at::native::softmax_lastdim_kernel", "/venv/torch/lib/libtorch_cpu.so", "torch"),
     ("torch::autograd::THPVariable_data_ptr", "/venv/torch/lib/libtorch_python.so", "torch"),
     ("_int_malloc", "/usr/lib/x86_64-linux-gnu/libc.so.6", "torch"),
@@ -116,3 +118,42 @@ def test_a_perf_that_exits_is_one_clear_error(tmp_path, monkeypatch):
     with pytest.raises(bp.PerfError, match=r"^perf record exited: Error: no access to process$"):
         with recording.enabled():
             pass
+
+
+def _engine(ms, matmul):
+    split = dict.fromkeys(bp.CATEGORIES, 0.0)
+    split.update(matmul=matmul, idle=1.0 - matmul)
+    threads = dict.fromkeys(bp.CATEGORIES[:-1], 0.0)
+    return {"ms_per_token": ms, "ms_per_token_under_perf": ms * 1.01, "split": split,
+            "main_thread": dict(threads, matmul=matmul), "other_threads": threads}
+
+
+def test_print_tables_gives_each_batch_size_a_table_and_its_threads_rows(capsys):
+    report = {"factor": 4, "embed_dim": 1024, "parameters": 156.3e6, "repeats": 3, "threads": 2,
+              "frequency": 999, "perf": None,
+              "runs": [{"batch_size": 1, "sentences": 20,
+                        "engines": {"fairseq_fast default": _engine(8.1, 0.858)}},
+                       {"batch_size": 8, "sentences": 24,
+                        "engines": {"fairseq_fast default": _engine(2.6, 0.75)}}]}
+    bp.print_tables(report)
+    out = capsys.readouterr().out.splitlines()
+    first, second = out.index("batch 1, 20 sentences"), out.index("batch 8, 24 sentences")
+    assert first < second
+    assert any(line.startswith("| fairseq_fast default | 8.10 | 8.18 | 85.8% |")
+               for line in out[first:second])
+    assert any(line.startswith("| fairseq_fast default | 2.60 | 2.63 | 75.0% |")
+               for line in out[second:])
+    assert any(line.startswith("| 8 | fairseq_fast default | main thread | 75.0% |")
+               for line in out)
+
+
+def test_print_tables_reads_a_report_of_batch_1_alone(capsys):
+    """A JSON written before batch sizes were runs of their own (one run at batch 1, its engines
+    at the top) still renders, as batch 1."""
+    report = {"factor": 4, "embed_dim": 1024, "parameters": 156.3e6, "repeats": 3, "threads": 2,
+              "frequency": 999, "perf": None, "sentences": 20,
+              "engines": {"stock fairseq": _engine(33.7, 0.427)}}
+    bp.print_tables(report)
+    lines = capsys.readouterr().out.splitlines()
+    assert "batch 1, 20 sentences" in lines
+    assert any(line.startswith("| stock fairseq | 33.70 |") for line in lines)
