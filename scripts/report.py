@@ -594,7 +594,8 @@ def headline(report):
                   f"{latency['ratio']:.2f}x CTranslate2's sentences/s.{_hub_sentence(report)}",
               "",
               f"Float32 on CPU ({threads} threads), the demo pair in `user_dir_examples/`."
-              f"{_gpu_sentence(report)} The machine, the versions and every table: "
+              f"{_scale_sentence(report)}{_gpu_sentence(report)} The machine, the versions and "
+              f"every table: "
               f"[docs/benchmarks.md](docs/benchmarks.md)."]
     return "\n".join(lines)
 
@@ -610,6 +611,34 @@ def _hub_sentence(report):
             f"x{target['factor']} ({target['parameters'] / 1e6:.0f}M parameters): default "
             f"{x['fairseq_fast default']:.2f}x, speculative "
             f"{x['fairseq_fast speculative']:.2f}x stock.")
+
+
+def _scale_sentence(report):
+    """" Speculative decoding over the default generator ...": where it pays on a CPU, from the
+    scale benchmark's greedy rows (batch 1 by target size, batch 8 as a range), when the run
+    has them."""
+    scales = sorted((report.get("scale") or {}).get("scales") or [], key=lambda s: s["factor"])
+    sizes, batched = [], []
+    for s in scales:
+        rows = {(r["setting"], r["batch_size"]): r for r in s["rows"]}
+        one, eight = rows.get(("greedy", 1), {}), rows.get(("greedy", 8), {})
+        if "speculative" not in one:
+            continue
+        sizes.append((s["factor"], s["parameters"], one["speculative"]["speedup_vs_default"],
+                      one.get("speculative_big", {}).get("speedup_vs_default")))
+        batched += [eight[k]["speedup_vs_default"] for k in ("speculative", "speculative_big")
+                    if k in eight]
+    if not sizes:
+        return ""
+    text = (" Speculative decoding over the default generator, greedy batch 1, by target size "
+            f"(the demo target widened {', '.join(f'x{f}' for f, _, _, _ in sizes)}: "
+            f"{', '.join(f'{p / 1e6:.3g}M' for _, p, _, _ in sizes)} parameters): "
+            f"{', '.join(f'{x:.2f}x' for _, _, x, _ in sizes)} with the demo draft")
+    if all(big is not None for _, _, _, big in sizes):
+        text += f", {', '.join(f'{big:.2f}x' for _, _, _, big in sizes)} with a deeper one"
+    if batched:
+        text += f"; at batch 8, {min(batched):.2f}-{max(batched):.2f}x"
+    return text + ". On a CPU it pays where a step is bound by memory, not by overhead."
 
 
 def _gpu_sentence(report):

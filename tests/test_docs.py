@@ -387,6 +387,35 @@ def test_gpu_sentence_gives_the_ranges_and_the_step_times():
     assert sentence in report.headline({**full_report(), "gpu": gpu_report()})
 
 
+def scale_report():
+    def greedy(batch, spec, big=None):
+        row = {"setting": "greedy", "batch_size": batch,
+               "speculative": {"speedup_vs_default": spec}}
+        if big is not None:
+            row["speculative_big"] = {"speedup_vs_default": big}
+        return row
+    return {"scales": [
+        {"factor": 4, "parameters": 156.3e6, "rows": [greedy(1, 1.9, 2.4), greedy(8, 1.0, 1.2)]},
+        {"factor": 1, "parameters": 10.5e6, "rows": [greedy(1, 0.9, 0.8), greedy(8, 0.8, 0.7),
+                                                     {"setting": "beam 5", "batch_size": 32}]}]}
+
+
+def test_scale_sentence_gives_speculative_over_default_by_target_size():
+    sentence = report._scale_sentence({"scale": scale_report()})
+    assert sentence == (
+        " Speculative decoding over the default generator, greedy batch 1, by target size (the "
+        "demo target widened x1, x4: 10.5M, 156M parameters): 0.90x, 1.90x with the demo draft, "
+        "0.80x, 2.40x with a deeper one; at batch 8, 0.70-1.20x. On a CPU it pays where a step "
+        "is bound by memory, not by overhead.")
+    assert sentence in report.headline({**full_report(), "scale": scale_report()})
+    assert report._scale_sentence({}) == ""
+    without_big = scale_report()
+    for s in without_big["scales"]:
+        for row in s["rows"]:
+            row.pop("speculative_big", None)
+    assert "deeper" not in report._scale_sentence({"scale": without_big})
+
+
 # -- the default's share of the bandwidth: the triads around each run --------------------------
 def test_scale_engines_take_turns_on_slices_between_triads():
     """In each repeat the sliceable engines (the plugin's, stock's) take turns slice by slice,
