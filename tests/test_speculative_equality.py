@@ -136,18 +136,19 @@ def test_identical_draft_accepts_everything():
 
 
 def test_stats_count_the_verified_positions_and_those_that_decided():
-    """A pass over 2 rows with windows of 3 drafts + 1: row 0 kept 1 of 3 (its last 2 positions
-    lay after the rejection), row 1 drafted 1 (EOS) and kept it (2 positions past its window)."""
+    """A pass over 2 rows that computed both at the widest window, 3 drafts + 1 (8 positions):
+    row 0 kept 1 of 3 (its last 2 positions lay after the rejection), row 1 drafted 1 (EOS) and
+    kept it (2 positions past its window); then a pass of one row, 2 drafts + 1, that kept both."""
     from fairseq_fast.speculative.stats import SpecStats
 
     s = SpecStats()
     s.record(offered=torch.tensor([3, 1]), accepted=torch.tensor([1, 1]),
              committed=torch.tensor([2, 2]), cap=torch.tensor([3, 3]),
-             drafts=torch.tensor([[5, 6, 7], [2, 2, 2]]), draft_steps=3)
+             drafts=torch.tensor([[5, 6, 7], [2, 2, 2]]), draft_steps=3, verified=8)
     assert (s.verified, s.row_rounds, s.accepted) == (8, 2, 2)
     assert s.useful_share == 0.5
     s.record(offered=torch.tensor([2]), accepted=torch.tensor([2]), committed=torch.tensor([3]),
-             cap=torch.tensor([2]), drafts=torch.tensor([[4, 5]]), draft_steps=2)
+             cap=torch.tensor([2]), drafts=torch.tensor([[4, 5]]), draft_steps=2, verified=3)
     assert s.verified == 11 and s.useful_share == 7 / 11
 
 

@@ -8,9 +8,9 @@ The loop calls `record` once per verify pass with what the pass did, per row:
     cap       [B] the window each row was allowed (the draft-length schedule's)
     drafts    [B, K] the proposed tokens
     draft_steps  draft decoder passes this round
+    verified  positions the target computed (its lean decoder's last_inputs)
 """
 from dataclasses import dataclass
-from typing import Optional
 
 from torch import Tensor
 
@@ -29,8 +29,8 @@ class SpecStats:
     sentences: int = 0
 
     def record(self, offered: Tensor, accepted: Tensor, committed: Tensor, cap: Tensor,
-               drafts: Tensor, draft_steps: int, verified: Optional[int] = None) -> None:
-        """verified: the positions the pass computed (None: rows x the window's width)"""
+               drafts: Tensor, draft_steps: int, verified: int) -> None:
+        """verified: the positions the pass computed (lean_decoder.forward's last_inputs)"""
         self.target_calls += 1
         self.draft_calls += draft_steps
         self.row_rounds += offered.numel()
@@ -38,8 +38,7 @@ class SpecStats:
         self.accepted += int(accepted.sum())
         self.rejected += int((accepted < offered).sum())
         self.committed += int(committed.sum())
-        self.verified += (drafts.size(0) * (drafts.size(1) + 1) if verified is None
-                          else verified)
+        self.verified += verified
 
     @property
     def alpha(self) -> float:
@@ -83,7 +82,7 @@ class BiLDStats(SpecStats):
     fallbacks: int = 0  # (row, large call) pairs caused by a low-confidence small token
 
     def record(self, offered: Tensor, accepted: Tensor, committed: Tensor, cap: Tensor,
-               drafts: Tensor, draft_steps: int, verified: Optional[int] = None) -> None:
+               drafts: Tensor, draft_steps: int, verified: int) -> None:
         super().record(offered, accepted, committed, cap, drafts, draft_steps, verified)
         # a window shorter than the cap ended in a fallback unless it ended with EOS
         short = offered < cap
