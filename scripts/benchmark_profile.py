@@ -22,8 +22,9 @@ function it caught and that function's library:
     matmul      the GEMM kernels: the plugin's (sg_linear_*, and sg_sparse_linear_* with the
                 listing of its input's nonzeros) and torch's (MKL, oneDNN, cpublas), and code
                 generated at run time, which perf files under anonymous memory (perf-<pid>.map):
-                oneDNN's GEMMs, where the plugin sends linears of more than 160 rows (an
-                encoder at batch 8) and the only generated code these runs call
+                torch's own operators are compiled ahead of time, so in these runs that is
+                oneDNN's GEMM code, where the plugin sends linears of more than 160 rows (an
+                encoder at batch 8)
     attention   the plugin's attention kernels (fa_*, the scores and weighted sums); stock's
                 attention runs as torch ops, and is matmul and torch here
     kernels     the plugin's other C: layer norms, the greedy draft's steps, n-gram blocking
