@@ -3,11 +3,14 @@
     fairseq-generate DATA --user-dir $(fairseq-fast-user-dir) --path target.pt --beam 1 \
         --generator speculative --draft-path draft.pt --draft-len 4
 
-Importing the package applies the overrides listed in overrides.py (once).
+Importing the package applies the overrides listed in overrides.py (once) and registers the
+training criterion `draft_kd` (draft/criterion.py) that `fairseq-fast-draft` trains drafts with.
 """
 from fairseq_fast import overrides as _overrides
 
 _overrides.apply()
+
+from fairseq_fast.draft import criterion as _criterion  # noqa: E402,F401  (registers draft_kd)
 
 from fairseq_fast.generators.bild import BiLDSequenceGenerator  # noqa: E402
 from fairseq_fast.generators.fast import FastSequenceGenerator  # noqa: E402

@@ -190,7 +190,7 @@ def build_draft_generator(task, models, args, cfg):
     (logged once) where model_gate.py refuses the target or the draft: the caller then builds the
     default generator, which gives stock's output for the target."""
     from fairseq_fast.generators.bild import BiLDSequenceGenerator
-    from fairseq_fast.speculative.draft_loading import load_draft
+    from fairseq_fast.speculative.draft_loading import load_draft, shares_encoder
     from fairseq_fast.speculative.draft_vocab import shortlist
     from fairseq_fast.decoding.model_gate import decoder_refusal, log_once
     from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
@@ -211,7 +211,7 @@ def build_draft_generator(task, models, args, cfg):
         len_penalty=g("lenpen", 1), unk_penalty=g("unkpen", 0),
         temperature=g("temperature", 1.0), sampling=g("sampling", False),
         no_repeat_ngram_size=g("no_repeat_ngram_size", 0),
-        packed_linear=not cfg.no_fast_linear)
+        packed_linear=not cfg.no_fast_linear, shared_encoder=shares_encoder(models[0], draft))
     if cfg.generator == "bild":
         generator = BiLDSequenceGenerator(
             models, task.target_dictionary, small_model=draft,

@@ -91,5 +91,36 @@ def build(out_dir):
     return out_dir
 
 
+def build_language_model(pair_dir):
+    """A tiny Transformer language model on the pair's target side (idempotent): pair_dir/lm-bin
+    (dict.txt, train, valid) and pair_dir/lm.pt."""
+    path = os.path.join(pair_dir, "lm.pt")
+    if os.path.exists(path):
+        return path
+    raw, lm_bin = os.path.join(pair_dir, "raw"), os.path.join(pair_dir, "lm-bin")
+    shutil.rmtree(lm_bin, ignore_errors=True)
+    subprocess.run(
+        [_bin("fairseq-preprocess"), "--only-source", "--trainpref", f"{raw}/train.tgt",
+         "--validpref", f"{raw}/valid.tgt", "--destdir", lm_bin, "--workers", "1"],
+        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    save = os.path.join(pair_dir, "ckpt_lm")
+    result = subprocess.run(
+        [_bin("fairseq-train"), lm_bin, "--task", "language_modeling", "--arch", "transformer_lm",
+         "--decoder-layers", "2", "--decoder-embed-dim", "32", "--decoder-ffn-embed-dim", "64",
+         "--decoder-attention-heads", "2", "--share-decoder-input-output-embed",
+         "--tokens-per-sample", "64", "--sample-break-mode", "eos", "--optimizer", "adam",
+         "--lr", "3e-3", "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "100",
+         "--max-tokens", "2000", "--max-update", "300", "--dropout", "0.0",
+         "--criterion", "cross_entropy", "--no-epoch-checkpoints", "--save-dir", save,
+         "--seed", "1", "--num-workers", "0", "--log-format", "none", "--disable-validation"],
+        env=dict(os.environ, OMP_NUM_THREADS="2"), stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE)
+    if result.returncode != 0 and not _finished(save, 300, result.stderr):
+        raise subprocess.CalledProcessError(result.returncode, result.args, stderr=result.stderr)
+    shutil.move(os.path.join(save, "checkpoint_last.pt"), path)
+    shutil.rmtree(save)
+    return path
+
+
 if __name__ == "__main__":
     build(sys.argv[1])

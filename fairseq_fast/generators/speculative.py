@@ -35,6 +35,7 @@ from fairseq_fast.speculative.acceptance import (AcceptanceRule, GreedyAcceptanc
 from fairseq_fast.speculative.commit import commit
 from fairseq_fast.speculative.draft_length import FixedDraftLength, RoundTimes, measured
 from fairseq_fast.speculative.proposer import DraftModelProposer
+from fairseq_fast.speculative.shared_encoder import same_encoder
 from fairseq_fast.speculative.stats import SpecStats
 from fairseq_fast.speculative.stop_rules import StopRule
 
@@ -48,7 +49,9 @@ class SpeculativeSequenceGenerator(nn.Module):
     The window caps come from a schedule (draft_length.py): draft_len fixed, or with
     adaptive_draft_len=True the length that buys the most tokens per second as measured, between
     1 and 2 x draft_len (measured across the generators of the same models and settings:
-    draft_length.measured)."""
+    draft_length.measured).
+    shared_encoder: whether the draft's encoder is the target's (shared_encoder.py), so that it
+    runs once for both; None checks the two models."""
 
     def __init__(self, models, tgt_dict, draft_model, draft_len: int = 4,
                  adaptive_draft_len: bool = False, beam_size: int = 1, max_len_a: float = 0,
@@ -60,7 +63,7 @@ class SpeculativeSequenceGenerator(nn.Module):
                  draft_vocab: Optional[Tensor] = None, packed_linear: bool = True,
                  acceptance: Optional[AcceptanceRule] = None,
                  stop_rule: Optional[StopRule] = None, stats: Optional[SpecStats] = None,
-                 name: str = "speculative decoding"):
+                 shared_encoder: Optional[bool] = None, name: str = "speculative decoding"):
         super().__init__()
         models = list(models)
         self.name = name  # in error messages
@@ -96,9 +99,11 @@ class SpeculativeSequenceGenerator(nn.Module):
             raise UserError(f"{name}: sampling={sampling} does not match the acceptance rule "
                             f"{type(acceptance).__name__}")
         self.acceptance = acceptance
+        if shared_encoder is None:
+            shared_encoder = same_encoder(self.model, draft_model)
         self.proposer = DraftModelProposer(
             draft_model, self.rules, acceptance if acceptance.needs_draft_probs else None,
-            draft_vocab, packed_linear)
+            draft_vocab, packed_linear, shared_encoder)
         self.stats = SpecStats() if stats is None else stats
         self.model.eval()
         self.draft_model.eval()
@@ -140,7 +145,7 @@ class SpeculativeSequenceGenerator(nn.Module):
         slots = min(length, initial_capacity(src_len, self.schedule.maximum))
         target = self.target.init_state(encoder_out, bsz, slots, param.dtype, param.device,
                                         reuse=self._cache)
-        self.proposer.start(net_input, bsz, slots)
+        self.proposer.start(net_input, bsz, slots, encoder_out)
         self.stats.sentences += bsz
 
         clock = self._clock(device)

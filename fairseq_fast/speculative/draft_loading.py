@@ -4,7 +4,8 @@ The draft is built with the target's task, so it reads the same dictionaries. It
 trained with them: if a dictionary file stands beside the draft (or in the data folder its
 checkpoint names), its symbols must equal the target's; the embedding sizes must match in any case.
 Loaded drafts are cached per target model and path, and moved to the target's device and dtype
-whenever a generator is built (so hub.cuda() / hub.half() carry the draft along).
+whenever a generator is built (so hub.cuda() / hub.half() carry the draft along), and so is
+whether a draft's encoder is the target's (shares_encoder).
 """
 import logging
 import os
@@ -14,6 +15,7 @@ import torch
 
 from fairseq_fast.checkpoints import UnreadableCheckpoint
 from fairseq_fast.errors import UserError
+from fairseq_fast.speculative.shared_encoder import same_encoder
 
 logger = logging.getLogger(__name__)
 _cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -89,3 +91,13 @@ def load_draft(task, draft_path: str, target_model: torch.nn.Module) -> torch.nn
         loads += 1
     param = next(target_model.parameters())
     return draft.to(device=param.device, dtype=param.dtype)
+
+
+def shares_encoder(target_model: torch.nn.Module, draft: torch.nn.Module) -> bool:
+    """Whether the draft's encoder is the target's (shared_encoder.same_encoder), checked once
+    per pair of models: the hub builds a generator for every call."""
+    verdicts = _cache.setdefault(target_model, {}).setdefault(
+        "shared encoder", weakref.WeakKeyDictionary())
+    if draft not in verdicts:
+        verdicts[draft] = same_encoder(target_model, draft)
+    return verdicts[draft]

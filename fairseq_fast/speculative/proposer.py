@@ -35,9 +35,11 @@ class Proposer(Protocol):
 
     last_steps: int  # decoder passes of the last propose()
 
-    def start(self, net_input: dict, batch: int, capacity: int) -> None:
+    def start(self, net_input: dict, batch: int, capacity: int,
+              encoder_out: Optional[dict] = None) -> None:
         """A new batch of `batch` rows; state for `capacity` positions at first (a decoder
-        state grows when a row needs more)."""
+        state grows when a row needs more). encoder_out: the target's encoder output, given
+        where the draft shares the target's encoder (shared_encoder.py)."""
 
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
                 stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
@@ -51,15 +53,18 @@ class Proposer(Protocol):
 
 
 class DraftModelProposer:
-    def __init__(self, model, rules: StepRules, sampler=None, vocab=None, packed: bool = True):
+    def __init__(self, model, rules: StepRules, sampler=None, vocab=None, packed: bool = True,
+                 shared_encoder: bool = False):
         """model: a fairseq model whose decoder LeanDecoder supports; sampler: an acceptance rule
         with `distribution(lprobs)` (sampling) or None (greedy: the draft proposes its argmax);
         vocab: the only tokens the draft scores (draft_vocab.py), None for all; packed: oneDNN
-        matmuls where faster (packed_linear.py)."""
+        matmuls where faster (packed_linear.py); shared_encoder: the draft's encoder is the
+        target's, whose output start() receives (its own encoder never runs)."""
         self.model = model
         self.lean = LeanDecoder(model.decoder, vocab, packed)
+        self.shared_encoder = shared_encoder
         self.encoder = (FusedEncoder.build(getattr(model, "encoder", None), self.lean.linear)
-                        if packed else None)
+                        if packed and not shared_encoder else None)
         self.rules = rules
         self.sampler = sampler
         self.state: Optional[DecoderState] = None
@@ -72,8 +77,10 @@ class DraftModelProposer:
         self.calls = 0  # decoder forward passes
         self.last_steps = 0  # decoder passes of the last propose()
 
-    def start(self, net_input: dict, batch: int, capacity: int) -> None:
-        encoder_out = encode(self.model, self.encoder, net_input)
+    def start(self, net_input: dict, batch: int, capacity: int,
+              encoder_out: Optional[dict] = None) -> None:
+        if not self.shared_encoder:
+            encoder_out = encode(self.model, self.encoder, net_input)
         param = next(self.model.parameters())
         self.state = self.lean.init_state(encoder_out, batch, capacity, param.dtype, param.device,
                                           reuse=None if self.state is None else self.state.buffers)

@@ -1,0 +1,3 @@
+from fairseq_fast.draft.cli import main
+
+main()

@@ -1,0 +1,157 @@
+"""Stage `report`: what the draft is worth, measured with the plugin on sentences of the valid
+split at batch 1 (the setting speculative decoding is for), the engines taking turns sentence
+by sentence so that a change in the machine's speed meets them alike:
+    default       the plugin's default generator, greedy: the reference
+    speculative   --generator speculative with the draft, --draft-len DRAFT_LEN, and with
+                  --adaptive-draft-len
+    bild          --generator bild at its default thresholds
+For each: seconds over the sentences and the speed over the default generator; for speculative
+decoding the acceptance rate alpha, tokens per target call and the share of sentences identical
+to the default's output (float32 near-ties aside, all of them); for BiLD, BLEU against the
+default's greedy output over the dictionary's tokens (100: identical).
+"""
+import dataclasses
+import json
+import os
+import time
+from typing import Dict, List
+
+import torch
+from tqdm import tqdm
+
+from fairseq_fast.draft import target as tgt
+from fairseq_fast.draft.target import LANGUAGE_MODEL, TRANSLATION, TargetInfo
+
+DRAFT_LEN = 4
+WARM_UP = 3
+
+
+def engines(draft: str) -> Dict[str, dict]:
+    """Each engine's options for task.build_generator (the plugin's flags)."""
+    return {"default": {},
+            "speculative": {"generator": "speculative", "draft_path": draft,
+                            "draft_len": DRAFT_LEN},
+            "speculative adaptive": {"generator": "speculative", "draft_path": draft,
+                                     "draft_len": DRAFT_LEN, "adaptive_draft_len": True},
+            "bild": {"generator": "bild", "draft_path": draft}}
+
+
+def measure(info: TargetInfo, draft: str, data: str, sentences: int) -> dict:
+    """The figures of the module doc, on the first `sentences` valid inputs in the tool's order."""
+    from fairseq import utils
+
+    from fairseq_fast.draft.distill_data import _order
+    from fairseq_fast.speculative.draft_loading import load_draft, shares_encoder
+
+    model, task = tgt.load(info.path, data, info)
+    dataset = tgt.indexed(task, data, info, "valid")
+    limit = None
+    if info.kind == TRANSLATION:
+        limit = utils.resolve_max_positions(task.max_positions(), model.max_positions())[0]
+    items = tgt.sources(dataset, info, _order(len(dataset)), limit)[:sentences + WARM_UP]
+    warm, items = items[:WARM_UP], items[WARM_UP:]
+    if not items:
+        return {"sentences": 0}
+    generators = {name: task.build_generator([model], tgt.generation_args(info, **options))
+                  for name, options in engines(draft).items()}
+    shared = shares_encoder(model, load_draft(task, draft, model))
+    for generator in generators.values():
+        for item in warm:
+            tgt.generate(task, generator, model, [item], info)
+        if hasattr(generator, "stats"):  # count the measured sentences only
+            generator.stats = dataclasses.replace(generator.stats, **{
+                f.name: 0 for f in dataclasses.fields(generator.stats) if f.name != "eos"})
+    seconds = {name: 0.0 for name in generators}
+    outputs: Dict[str, Dict[int, torch.Tensor]] = {name: {} for name in generators}
+    names = list(generators)
+    cuda = next(model.parameters()).is_cuda
+    with tqdm(total=len(items) * len(names), desc="report", unit=" runs",
+              dynamic_ncols=True) as bar:
+        for n, item in enumerate(items):
+            for name in names[n % len(names):] + names[:n % len(names)]:
+                start = time.perf_counter()
+                out = tgt.generate(task, generators[name], model, [item], info)
+                if cuda:
+                    torch.cuda.synchronize()
+                seconds[name] += time.perf_counter() - start
+                outputs[name].update(out)
+                bar.update(1)
+    ids = [item.id for item in items]
+    default = outputs["default"]
+    result = {"sentences": len(items), "batch_size": 1, "device": _device_name(),
+              "threads": torch.get_num_threads(), "encoder_shared": shared,
+              "seconds": {name: round(s, 3) for name, s in seconds.items()}, "engines": {}}
+    for name in names[1:]:
+        stats = generators[name].stats
+        entry = {"speed_over_default": round(seconds["default"] / seconds[name], 3),
+                 "alpha": round(stats.alpha, 4),
+                 "tokens_per_target_call": round(stats.tokens_per_target_call, 3)}
+        if name == "bild":
+            entry["bleu_against_default"] = round(
+                _bleu(task, info, [outputs[name][i] for i in ids], [default[i] for i in ids]), 2)
+            entry["small_model_share"] = round(stats.small_share, 4)
+        else:
+            entry["identical"] = round(sum(torch.equal(outputs[name][i], default[i])
+                                           for i in ids) / len(ids), 4)
+        result["engines"][name] = entry
+    return result
+
+
+def _bleu(task, info: TargetInfo, hyps: List[torch.Tensor], refs: List[torch.Tensor]) -> float:
+    import sacrebleu
+
+    dictionary = task.target_dictionary if info.kind == TRANSLATION else task.dictionary
+    text = lambda t: dictionary.string(t)  # noqa: E731
+    return sacrebleu.corpus_bleu([text(h) for h in hyps], [[text(r) for r in refs]],
+                                 tokenize="none").score
+
+
+def _device_name() -> str:
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_name()
+    return f"CPU, {torch.get_num_threads()} threads"
+
+
+def best_command(info: TargetInfo, data: str, draft: str, result: dict) -> str:
+    """The command line that uses the draft best, by the measurements."""
+    spec = result["engines"]
+    adaptive = spec["speculative adaptive"]["speed_over_default"] > \
+        spec["speculative"]["speed_over_default"]
+    length = "--adaptive-draft-len" if adaptive else f"--draft-len {DRAFT_LEN}"
+    tool = "fairseq-generate" if info.kind == TRANSLATION else "fairseq-interactive"
+    task = f" --task {LANGUAGE_MODEL}" if info.kind == LANGUAGE_MODEL else ""
+    return (f"{tool} {data}{task} --path {info.path} --user-dir $(fairseq-fast-user-dir) "
+            f"--beam 1 --generator speculative --draft-path {draft} {length}")
+
+
+def render(result: dict, command: str) -> str:
+    """The report as the tool prints it."""
+    if not result.get("sentences"):
+        return "report: no valid sentence to measure on"
+    lines = [f"report: {result['sentences']} valid sentences, batch 1, {result['device']}; "
+             f"the draft {'shares' if result['encoder_shared'] else 'does not share'} the "
+             f"target's encoder",
+             f"  {'engine':<22}{'seconds':>9}{'x default':>11}{'alpha':>8}"
+             f"{'tokens/call':>13}  output"]
+    lines.append(f"  {'default':<22}{result['seconds']['default']:>9.2f}{1.0:>11.2f}")
+    for name, e in result["engines"].items():
+        output = (f"{100 * e['identical']:.1f}% identical" if "identical" in e else
+                  f"BLEU {e['bleu_against_default']:.1f} against the default's")
+        lines.append(f"  {name:<22}{result['seconds'][name]:>9.2f}"
+                     f"{e['speed_over_default']:>11.2f}{e['alpha']:>8.3f}"
+                     f"{e['tokens_per_target_call']:>13.2f}  {output}")
+    spec = max(result["engines"]["speculative"]["speed_over_default"],
+               result["engines"]["speculative adaptive"]["speed_over_default"])
+    bild = result["engines"]["bild"]["speed_over_default"]
+    if bild <= spec:
+        lines.append("  BiLD is not faster than exact speculative decoding here: use "
+                     "speculative decoding")
+    lines.append("use it:")
+    lines.append(f"  {command}")
+    return "\n".join(lines)
+
+
+def write(path: str, value: dict) -> None:
+    with open(path + ".part", "w") as f:
+        json.dump(value, f, indent=1)
+    os.replace(path + ".part", path)
