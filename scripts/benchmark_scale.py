@@ -529,7 +529,8 @@ def ct2_label(report):
     return ct2.threads_label(report["ct2_threads"])
 
 
-def measure(engines, repeats, n, slices=1, bracket=None, brackets=None):
+def measure(engines, repeats, n, slices=1, bracket=None, brackets=None,
+            reference="stock fairseq"):
     """Warm every engine up, then run each `repeats` times, the order rotating between repeats.
     The engines whose runs can be sliced (fairseq_engine's) go first in each repeat, as one
     block: they decode their batches in `slices` slices, the engines taking turns slice by
@@ -538,7 +539,8 @@ def measure(engines, repeats, n, slices=1, bracket=None, brackets=None):
     runs one after another can meet different levels); a run's figures are its slices' sums.
     The others (CTranslate2's, each in a process of its own) then run whole. bracket: a
     function measuring the memory bandwidth, called just before and just after each repeat's
-    block, the (before, after) pairs appended to `brackets`. Returns ({engine: figures},
+    block, the (before, after) pairs appended to `brackets`. An engine's `identical`: the share
+    of sentences whose output equals the `reference` engine's. Returns ({engine: figures},
     {engine: outputs of its last run})."""
     names = list(engines)
     for e in names:
@@ -563,7 +565,7 @@ def measure(engines, repeats, n, slices=1, bracket=None, brackets=None):
             runs[e].append((seconds, tokens, rss))
             print(f"[scale]     {e}: {seconds:.2f} s, {tokens} tokens, {rss:.0f} MiB",
                   flush=True)
-    stock = outputs["stock fairseq"]
+    stock = outputs[reference]
     figures = {}
     for e in names:
         seconds = statistics.median(s for s, _, _ in runs[e])

@@ -2,6 +2,7 @@
 
     top         __init__.py, overrides.py, generate.py   what fairseq and users call
     cli         the command-line tools' side
+    draft       fairseq-fast-draft, and the draft_kd criterion it trains with
     generators  what build_generator returns
     speculative the draft model's pieces
     decoding    the lean decoder, its cache, fairseq's EnsembleModel on it, the model gate
@@ -17,7 +18,7 @@ import os
 import fairseq_fast
 
 PACKAGE = os.path.dirname(fairseq_fast.__file__)
-LAYERS = ["base", "kernels", "decoding", "speculative", "generators", "cli", "top"]
+LAYERS = ["base", "kernels", "decoding", "speculative", "generators", "cli", "draft", "top"]
 BASE = {"errors", "options", "checkpoints", "paths"}
 TOP = {"__init__", "overrides", "generate"}
 

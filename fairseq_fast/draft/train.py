@@ -185,7 +185,8 @@ def best_checkpoint(save_dir: str) -> str:
 def main(argv: Optional[List[str]] = None) -> None:
     import copy
 
-    import fairseq_fast  # noqa: F401  (draft_kd; weights-only checkpoint loading)
+    # run as fairseq_fast.draft.train: the package's __init__ has applied the plugin (weights-only
+    # checkpoint loading) and registered draft_kd
     from fairseq import checkpoint_utils, options
     from fairseq.dataclass.utils import (convert_namespace_to_omegaconf,
                                          omegaconf_no_object_check)
