@@ -309,23 +309,28 @@ def run(args) -> None:
     say(f"--hours {args.hours:g}: distillation data at most {args.hours * DATA_SHARE * 60:.0f} "
         f"minutes, training the rest; work folder {args.workdir}")
     budget = args.hours * 3600
-    started = time.time()
+    since = time.time()  # each finished stage records its wall time ("wall_seconds")
 
     start = init.layer_dropped(state, args.decoder_layers, train_encoder=not frozen)
     shape, positions = _shape(start), _positions(state)
     if not work.done("init"):
         init.write(start, work.file("init.pt"))
-        work.finish("init", {"parameters": tgt.parameters(start["model"])})
+        work.finish("init", {"parameters": tgt.parameters(start["model"]),
+                             "wall_seconds": _since(since)})
         say(f"init: {work.done('init')['parameters'] / 1e6:.1f}M parameters")
     del state, start
 
     if not work.done("data"):
         stage = distill_data.DistillData(work.file("distill"), info, args.data, args.target)
+        since = time.time()
         summary = stage.run(budget * DATA_SHARE)
-        work.finish("data", summary)
-        say(f"data: {summary['train_sentences']:,} of {summary['of']:,} training sources, "
-            f"{summary['train_tokens']:,} target tokens, in {summary['seconds'] / 60:.1f} "
-            f"minutes")
+        work.finish("data", {**summary, "wall_seconds": _since(since)})
+        left = summary["sources"] - summary["train_sentences"]
+        say(f"data: {summary['sources']:,} of {summary['of']:,} training sources in "
+            f"{summary['seconds'] / 60:.1f} minutes: {summary['train_sentences']:,} pairs, "
+            f"{summary['train_tokens']:,} target tokens"
+            + (f" ({left:,} left out: too long for the target, too short to prompt, or an "
+               f"empty output)" if left else ""))
     data_seconds = work.done("data")["seconds"]
 
     # what the data left, and never less than the rest of the budget (its last chunk may end
@@ -340,18 +345,20 @@ def run(args) -> None:
                               positions)
         say(f"train: {max_tokens:,} tokens per batch, until {hours * 60:.0f} minutes of "
             f"training (log: {work.file('train.log')})")
+        since = time.time()
         figures = train.run(cmd, save_dir, hours * 3600, work.file("train.log"))
-        work.finish("train", {"hours": hours, **figures})
+        work.finish("train", {"hours": hours, **figures, "wall_seconds": _since(since)})
 
     if not work.done("export"):
+        since = time.time()
         best = train.best_checkpoint(work.file("checkpoints"))
         size = export.slim(best, args.out, data=os.path.abspath(args.data))
-        work.finish("export", {"from": best, "bytes": size})
+        work.finish("export", {"from": best, "bytes": size, "wall_seconds": _since(since)})
         say(f"export: {args.out} ({size / 2**20:.1f} MiB, float16)")
 
+    since = time.time()
     summary = {"target": os.path.abspath(args.target), "draft": os.path.abspath(args.out),
-               "decoder_layers": args.decoder_layers, "encoder_frozen": frozen,
-               "stages": work.state["done"]}
+               "decoder_layers": args.decoder_layers, "encoder_frozen": frozen}
     if args.report_sentences:
         result = report.measure(info, args.out, args.data, args.report_sentences)
         summary["report"] = result
@@ -359,9 +366,17 @@ def run(args) -> None:
             command = report.best_command(info, args.data, args.out, result)
             summary["command"] = command
             print(report.render(result, command))
+    work.finish("report", {"wall_seconds": _since(since)})
+    summary["stages"] = work.state["done"]
+    # each stage as the run that finished it took it (a resumed stage: its last run only)
+    summary["wall_seconds"] = round(sum(stage.get("wall_seconds", 0.0)
+                                        for stage in work.state["done"].values()), 1)
     report.write(os.path.splitext(args.out)[0] + ".json", summary)
-    work.finish("report", {"seconds": round(time.time() - started, 1)})
     say(f"done; the report is in {os.path.splitext(args.out)[0]}.json")
+
+
+def _since(start: float) -> float:
+    return round(time.time() - start, 1)
 
 
 def _shape(state: dict):

@@ -75,7 +75,7 @@ class DistillData:
     # -- the stage ----------------------------------------------------------------------------
     def run(self, budget: float) -> dict:
         """Generate until done or `budget` seconds (over every run) are spent, then binarise.
-        Returns a summary: sentences distilled, of how many, tokens, seconds."""
+        Returns a summary: the training sources done, of how many, and binarise()'s."""
         model, task = tgt.load(self.target_path, self.data, self.info)
         generator = task.build_generator([model], tgt.generation_args(self.info))
         limits = batch_limits()
@@ -122,10 +122,11 @@ class DistillData:
                 _save(distil(dataset, ids, bar), self._chunk_file(index))
                 self._add_time(time.perf_counter() - start)
                 finished += len(ids)
-        return self.binarise(task, len(order))
+        return {**self.binarise(task), "sources": finished, "of": len(order)}
 
-    def binarise(self, task, total: int) -> dict:
-        """Write data-bin/ (train and valid) from the saved outputs."""
+    def binarise(self, task) -> dict:
+        """Write data-bin/ (train and valid) from the saved outputs; the pairs (lines) and
+        tokens written, and the seconds spent generating."""
         from fairseq.data import indexed_dataset
 
         part = self.bin + ".part"
@@ -163,7 +164,7 @@ class DistillData:
             counts[split] = {"sentences": sentences, "tokens": tokens}
         shutil.rmtree(self.bin, ignore_errors=True)
         os.replace(part, self.bin)
-        return {"train_sentences": counts["train"]["sentences"], "of": total,
+        return {"train_sentences": counts["train"]["sentences"],
                 "train_tokens": counts["train"]["tokens"],
                 "valid_sentences": counts["valid"]["sentences"], "seconds": self.spent()}
 
