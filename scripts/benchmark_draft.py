@@ -214,7 +214,7 @@ def print_tables(report):
     lines = []
     if stages:
         data, train = stages.get("data", {}), stages.get("train", {})
-        took = report.get("made_seconds")
+        took = made.get("wall_seconds") or report.get("made_seconds")
         lines.append(
             f"The draft under test: `fairseq-fast-draft --hours {report['hours']:g}` on the "
             f"demo target and its training data-bin"

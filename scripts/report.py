@@ -31,6 +31,10 @@ its own process, each writing its JSON into --out:
                                         freezing) vs eager torch, demo and x4, 1 and 32 rows
     gpu          benchmark_gpu.py       stock vs the plugin on a CUDA GPU, demo and x4, float32
                                         and float16, and where a decoder step's time goes there
+    draft        benchmark_draft.py     a draft made by fairseq-fast-draft --hours 1 (made when
+                                        missing: an hour and some minutes) against the hand-made
+                                        drafts, alpha and speed over the default generator at
+                                        x1 and x4, batch 1 and 8; the same on a language model
 
 The gpu step runs only where torch sees a CUDA GPU; elsewhere it is skipped with a line. Its JSON
 and environment are also copied into docs/gpu/, and a run without them in --out renders the
@@ -40,9 +44,12 @@ then merges what is in --out into report.json, plots docs/report.png, prints the
 and writes docs/benchmarks.md: one table per benchmark JSON in --out, under a header naming the
 CPU, the torch / fairseq / CTranslate2 versions and the date the benchmarks ran (recorded in
 --out as NAME.env.json when each one starts, with the commit, which stays out of the docs). A
-rerun replaces the file whole; never edit it by hand. When --out holds a full (not --quick) run of every benchmark the README's
+rerun replaces the file; the sections of benchmarks with no JSON in --out (an --only run) are
+kept as the file had them, each with its own command line and date. Never edit it by hand. When --out holds a full (not --quick) run of every benchmark the README's
 headline table needs, that table (between its `<!-- figures:start -->` / `<!-- figures:end -->`
-markers) is rewritten from the same JSONs, so the README only quotes figures this script wrote.
+markers) is rewritten from the same JSONs, and so are its "Getting a draft" figures (between
+`<!-- draft:start -->` / `<!-- draft:end -->`) from a full run of the draft step, so the README
+only quotes figures this script wrote.
 
     python scripts/report.py --write-only [--out work/report]   # rewrite the plot, the file
                                                                 # and the README's table only
@@ -71,6 +78,7 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 MARKDOWN = os.path.join(ROOT, "docs", "benchmarks.md")
 README = os.path.join(ROOT, "README.md")
 FIGURES_START, FIGURES_END = "<!-- figures:start -->", "<!-- figures:end -->"
+DRAFT_START, DRAFT_END = "<!-- draft:start -->", "<!-- draft:end -->"
 
 #            name          script                   full arguments                   --quick
 SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentences", "24",
@@ -101,7 +109,10 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentence
          ("compile", "benchmark_compile.py", ["--repeats", "7"],
           ["--models", "demo", "--rows", "1", "--repeats", "1", "--steps", "2"]),
          ("gpu", "benchmark_gpu.py", ["--sentences", "30", "--batch-sentences", "160"],
-          ["--factors", "1", "--sentences", "6", "--batch-sentences", "32", "--repeats", "1"])]
+          ["--factors", "1", "--sentences", "6", "--batch-sentences", "32", "--repeats", "1"]),
+         ("draft", "benchmark_draft.py", ["--lm"],
+          ["--made", os.path.join(ROOT, "work", "draft-quick", "draft.pt"), "--hours", "0.05",
+           "--factors", "1", "--sentences", "8", "--batch-sentences", "16", "--repeats", "1"])]
 # benchmarks that need a machine a plain run may not have: where their figures are kept between
 # runs (the last such run's JSON and environment), and the test that says whether one can run
 KEPT = {"gpu": os.path.join(ROOT, "docs", "gpu")}
@@ -465,19 +476,34 @@ def _first_docstring_line(script):
     return first.split(": ")[0]                        # what comes before any detail
 
 
-def markdown(report, envs, png=None, md=MARKDOWN, plots=None):
+def sections(text):
+    """{benchmark name: its section ("## name: ..." up to the next one) of a benchmarks.md}."""
+    found = {}
+    parts = re.split(r"^(?=## )", text, flags=re.M)
+    for part in parts[1:]:
+        name = re.match(r"## ([\w-]+)", part)
+        if name:
+            found[name.group(1)] = part.rstrip("\n")
+    return found
+
+
+def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None):
     """The whole of docs/benchmarks.md for the JSONs in `report` ({name: JSON}) and the
     environments recorded when they ran ({name: env}); png: the summary plot, plots: {name:
-    its benchmark's plot} (PLOTS), as paths (made relative to the file)."""
+    its benchmark's plot} (PLOTS), as paths (made relative to the file); kept: {name: its
+    section as the file had it}, for the benchmarks not in `report`."""
     plots = plots or {}
-    names = [name for name, *_ in SUITE if name in report]
-    recorded = [envs[name] for name in names if name in envs]
+    kept = {name: text for name, text in (kept or {}).items() if name not in report}
+    names = [name for name, *_ in SUITE if name in report or name in kept]
+    recorded = [envs[name] for name in names if name in envs and name in report]
     if recorded:
         env, note = recorded[0], ""
     else:
         env = environment()
         note = (" (not recorded when the benchmarks ran: taken when this file was written)")
     dates = sorted(e["date"] for e in recorded) or [env["date"]]
+    if kept:
+        note += " (the benchmarks of this run; the other sections give their own)"
     quick = any(e.get("quick") for e in recorded)
     cores = (f"{env['physical_cores']} cores, " if env.get("physical_cores") else "")
     lines = ["# Benchmarks", "",
@@ -500,6 +526,9 @@ def markdown(report, envs, png=None, md=MARKDOWN, plots=None):
     if png:
         lines += ["", f"![every feature against stock fairseq]({os.path.relpath(png, here)})"]
     for name in names:
+        if name in kept:
+            lines += ["", kept[name]]
+            continue
         script = next(entry[1] for entry in SUITE if entry[0] == name)
         e = envs.get(name, {})
         title = _first_docstring_line(script).rstrip(".")
@@ -526,7 +555,11 @@ def write_markdown(report, out, md, png=None):
             plots[name] = os.path.join(os.path.dirname(os.path.abspath(md)), file)
             if os.path.abspath(drawn) != plots[name]:
                 shutil.copyfile(drawn, plots[name])
-    text = markdown(report, envs, png=png, md=md, plots=plots)
+    kept = {}
+    if os.path.exists(md):
+        with open(md) as f:
+            kept = sections(f.read())
+    text = markdown(report, envs, png=png, md=md, plots=plots, kept=kept)
     os.makedirs(os.path.dirname(os.path.abspath(md)), exist_ok=True)
     with open(md, "w") as f:
         f.write(text)
@@ -694,21 +727,68 @@ def update_readme(report, envs, readme=README):
                else "these JSONs' run was not recorded (no NAME.env.json)")
         print(f"[report] README's headline table left as it is ({why})", flush=True)
         return False
+    return _replace_block(readme, FIGURES_START, FIGURES_END, table, "headline table")
+
+
+def _replace_block(readme, start, end, text, what):
+    """Put `text` between the README's `start` and `end` markers; False where it has none."""
     with open(readme) as f:
-        text = f.read()
-    pattern = re.escape(FIGURES_START) + r".*?" + re.escape(FIGURES_END)
-    if not re.search(pattern, text, re.S):
-        print(f"[report] README has no {FIGURES_START} block; headline table not written")
+        old = f.read()
+    pattern = re.escape(start) + r".*?" + re.escape(end)
+    if not re.search(pattern, old, re.S):
+        print(f"[report] README has no {start} block; {what} not written")
         return False
-    text = re.sub(pattern, lambda _: f"{FIGURES_START}\n{table}\n{FIGURES_END}", text,
-                  count=1, flags=re.S)
     with open(readme, "w") as f:
-        f.write(text)
-    print("[report] rewrote the README's headline table", flush=True)
+        f.write(re.sub(pattern, lambda _: f"{start}\n{text}\n{end}", old, count=1, flags=re.S))
+    print(f"[report] rewrote the README's {what}", flush=True)
     return True
 
 
+def draft_sentence(report):
+    """The README's "Getting a draft" figures: what `fairseq-fast-draft --hours H` made of the
+    demo target, against the hand-made drafts (the draft benchmark); None without it."""
+    import benchmark_draft
+
+    draft = report.get("draft")
+    if not draft or "translation" not in draft:
+        return None
+    rows = {name: (alpha, speeds) for name, alpha, speeds in
+            benchmark_draft.summary_rows(draft, "translation")}
+    made = draft.get("made", {})
+    alpha, speeds = rows.pop("fairseq-fast-draft")
+    minutes = made.get("wall_seconds") or draft.get("made_seconds")
+    targets = sorted({t for t, b in speeds if b == 1}, key=lambda t: int(t[1:]))
+    hand = ", ".join(f"{a:.3f}" for a, _ in rows.values())
+    text = (f"On {draft.get('threads', 2)} CPU threads, `fairseq-fast-draft --hours "
+            f"{draft['hours']:g}` on the demo target and its training data took "
+            + (f"{minutes / 60:.0f} minutes" if minutes else "its time (not recorded)")
+            + f"; its draft keeps α {alpha:.3f} (the hand-made drafts': {hand}) and makes "
+            f"speculative decoding "
+            + ", ".join(f"{speeds[(t, 1)]:.2f}x" for t in targets)
+            + " the default generator at batch 1 on the demo target widened "
+            + ", ".join(targets) + " (docs/benchmarks.md's draft section).")
+    if "lm" in draft:
+        lm_alpha, lm_speeds = benchmark_draft.summary_rows(draft, "lm")[0][1:]
+        text += (f" On a language model trained on the English side: α {lm_alpha:.3f}, "
+                 f"{lm_speeds[('x1', 1)]:.2f}x at batch 1.")
+    return text
+
+
+def update_readme_draft(report, envs, readme=README):
+    """Rewrite the README's "Getting a draft" figures from a full run of the draft benchmark."""
+    text = draft_sentence(report)
+    if text is None or envs.get("draft", {}).get("quick") or "draft" not in envs:
+        return False
+    return _replace_block(readme, DRAFT_START, DRAFT_END, text, "draft figures")
+
+
 def plot(report, png):
+    """The summary plot, from a run that has the engines benchmark (its left panel); else the
+    plot is left as it is."""
+    if "engines" not in report:
+        print(f"[report] {os.path.relpath(png, ROOT)} left as it is (no engines benchmark in "
+              f"this run)", flush=True)
+        return
     import matplotlib
 
     matplotlib.use("Agg")
@@ -773,6 +853,7 @@ def main():
         plot(report, args.png)
         envs = write_markdown(report, args.out, args.md, args.png)
         update_readme(report, envs, args.readme)
+        update_readme_draft(report, envs, args.readme)
         return
     os.makedirs(args.out, exist_ok=True)
     unknown = set(args.only.split(",")) - {name for name, *_ in SUITE}
@@ -787,6 +868,7 @@ def main():
     print_tables(report)
     envs = write_markdown(report, args.out, args.md, args.png)
     update_readme(report, envs, args.readme)
+    update_readme_draft(report, envs, args.readme)
 
 
 if __name__ == "__main__":

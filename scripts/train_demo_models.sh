@@ -7,14 +7,16 @@
 #           (scripts/make_distill_data.py): sequence-level distillation, which is what raises the
 #           acceptance rate most.
 #   kd:     the committed draft: `distill` fine-tuned further on the same data with word-level
-#           knowledge distillation (criterion draft_kd in scripts/distill_kd/: KL to the target's
-#           full distribution plus cross-entropy on its greedy labels); its teacher is the exported
-#           target, so run `export_demo_models.py --target ...` first.
+#           knowledge distillation (criterion draft_kd, fairseq_fast/draft/criterion.py, which
+#           the plugin registers: KL to the target's full distribution plus cross-entropy on its
+#           greedy labels); its teacher is the exported target, so run
+#           `export_demo_models.py --target ...` first.
 #   big:    a larger draft for the widened targets of scripts/benchmark_scale.py: the exported
-#           target's encoder and first 3 decoder layers (scripts/draft_from_target.py), distilled
+#           target's encoder and first 3 decoder layers (fairseq_fast/draft/init.py), distilled
 #           as `kd` is, 3,549 updates of 8,192 tokens (distill data from stage `distill`; a GPU
 #           is advisable: ~6 minutes on one, hours on 2 CPU cores).
 #   Run `target`, then `draft`, then `distill`, then `kd`; `big` after `distill`.
+#   fairseq-fast-draft makes a draft of the same kind as `big` in one command (README).
 # Usage: scripts/train_demo_models.sh target|draft|distill|kd|big [HOURS]
 # All resume from work/ckpt/<name>/checkpoint_last.pt, so a run cut short can be continued.
 set -euo pipefail
@@ -44,7 +46,7 @@ TARGET_SHAPE=(--arch transformer --share-all-embeddings
   --encoder-attention-heads 4 --decoder-attention-heads 4
   --encoder-normalize-before --decoder-normalize-before)
 # distillation from the exported target (stages kd and big)
-KD=(--user-dir scripts/distill_kd --criterion draft_kd --kd-weight 0.75 --label-smoothing 0.0
+KD=(--user-dir fairseq_fast --criterion draft_kd --kd-weight 0.75 --label-smoothing 0.0
   --teacher-path user_dir_examples/bible_es_en/target.pt)
 case "$WHICH" in
   target)
@@ -68,8 +70,12 @@ case "$WHICH" in
       "${KD[@]}") ;;
   big)
     DATA=work/distill/bin
-    [ -f work/ckpt/big-init.pt ] || .venv/bin/python scripts/draft_from_target.py \
-      user_dir_examples/bible_es_en/target.pt work/ckpt/big-init.pt --decoder-layers 3
+    [ -f work/ckpt/big-init.pt ] || .venv/bin/python -c 'import sys
+from fairseq import checkpoint_utils
+from fairseq_fast.draft import init
+state = checkpoint_utils.load_checkpoint_to_cpu(sys.argv[1])
+init.write(init.layer_dropped(state, 3, train_encoder=True), sys.argv[2])' \
+      user_dir_examples/bible_es_en/target.pt work/ckpt/big-init.pt
     ARCH=("${TARGET_SHAPE[@]}" --decoder-layers 3 --dropout 0.1 --attention-dropout 0.0
       --finetune-from-model work/ckpt/big-init.pt --max-update 3549 --max-tokens 8192
       --weight-decay 0.0 --lr 5e-4 --warmup-updates 200 --warmup-init-lr 1e-7 "${KD[@]}") ;;

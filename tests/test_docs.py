@@ -557,3 +557,69 @@ def test_scale_counts_the_matmul_weights_a_decoder_position_multiplies():
         per_layer = 6 * 16 * 16 + 2 * 16 * dec.layers[0].fc1.out_features
         assert benchmark_scale.matmul_params(dec) == (
             2 * per_layer + dec.output_projection.weight.numel())
+
+
+# -- the draft benchmark, and a partial run ------------------------------------------------------
+def draft_row(target, batch, engine, speed, alpha):
+    return {"target": target, "batch_size": batch, "engine": engine, "speed_over_default": speed,
+            "alpha": alpha, "tokens_per_target_call": 3.0, "identical": 1.0,
+            "ms_per_token": 1.0, "default_ms_per_token": 2.0, "encoder_shared": True}
+
+
+DRAFT = {"hours": 1.0, "threads": 2, "made_seconds": None,
+         "made": {"wall_seconds": 4140.0, "decoder_layers": 2, "encoder_frozen": True,
+                  "stages": {"data": {"train_sentences": 29734, "seconds": 160.0},
+                             "train": {"updates": 3300, "agreement": 84.0}}},
+         "translation": {"rows": [
+             draft_row("x1", 1, "fairseq-fast-draft", 0.95, 0.81),
+             draft_row("x1", 1, "fairseq-fast-draft, adaptive", 1.05, 0.80),
+             draft_row("x4", 1, "fairseq-fast-draft", 2.31, 0.81),
+             draft_row("x4", 8, "fairseq-fast-draft", 1.20, 0.81),
+             draft_row("x1", 1, "demo draft (hand-made)", 0.90, 0.73),
+             draft_row("x4", 1, "demo draft (hand-made)", 1.80, 0.73)]},
+         "lm": {"rows": [draft_row("x1", 1, "fairseq-fast-draft", 1.10, 0.70)]}}
+
+
+def test_draft_tables_give_the_summary_first_then_every_run():
+    import benchmark_draft
+
+    printed = report.script_tables("benchmark_draft.py", DRAFT)
+    assert printed.index("| draft | alpha | x1 bs1 | x4 bs1 | x4 bs8 |") < \
+        printed.index("Every run (translation)")
+    assert "| fairseq-fast-draft | 0.810 | 1.05x | 2.31x | 1.20x |" in printed  # the faster
+    assert "| demo draft (hand-made) | 0.730 | 0.90x | 1.80x | - |" in printed
+    assert "69 minutes of wall time" in printed and "3,300 training updates" in printed
+    assert benchmark_draft.summary_rows(DRAFT, "lm")[0][1] == 0.70
+
+
+def test_readme_draft_figures_come_from_the_draft_run(tmp_path):
+    text = report.draft_sentence({"draft": DRAFT})
+    assert "`fairseq-fast-draft --hours 1`" in text and "took 69 minutes" in text
+    assert "α 0.810 (the hand-made drafts': 0.730)" in text
+    assert "1.05x, 2.31x the default generator at batch 1 on the demo target widened x1, x4" \
+        in text
+    assert "On a language model trained on the English side: α 0.700, 1.10x" in text
+    readme = tmp_path / "README.md"
+    readme.write_text(f"a\n{report.DRAFT_START}\nold\n{report.DRAFT_END}\nb\n")
+    run = {"draft": DRAFT}
+    assert not report.update_readme_draft(run, {"draft": dict(ENV, quick=True)}, str(readme))
+    assert report.update_readme_draft(run, {"draft": ENV}, str(readme))
+    assert readme.read_text() == f"a\n{report.DRAFT_START}\n{text}\n{report.DRAFT_END}\nb\n"
+    assert report.DRAFT_START in read(README) and report.DRAFT_END in read(README)
+
+
+def test_a_partial_run_keeps_the_other_benchmarks_sections(tmp_path):
+    md = tmp_path / "benchmarks.md"
+    first = report.markdown({"defaults": DEFAULTS},
+                            {"defaults": dict(ENV, command="python scripts/benchmark_defaults.py")},
+                            md=str(md))
+    md.write_text(first)
+    kept = report.sections(md.read_text())
+    assert list(kept) == ["defaults"]
+    second = report.markdown({"draft": DRAFT}, {"draft": ENV}, md=str(md), kept=kept)
+    assert kept["defaults"] in second  # as the file had it, its command line and date included
+    assert second.index("## defaults:") < second.index("## draft:")  # in the suite's order
+    assert "the other sections give their own" in second
+    replaced = report.markdown({"defaults": DEFAULTS}, {"defaults": ENV}, md=str(md),
+                               kept={"defaults": "## defaults: stale"})
+    assert "stale" not in replaced  # a benchmark in the run is written anew

@@ -132,8 +132,8 @@ def check(args):
                         f"draft made of its first layers would be the target itself")
     if args.decoder_layers is None:
         args.decoder_layers = init.default_layers(info.decoder_layers)
-        args.layers_chosen = (f"a quarter of the target's {info.decoder_layers}, rounded up "
-                              f"(--decoder-layers to choose)")
+        args.layers_chosen = (f"a quarter of the target's {info.decoder_layers}, rounded up; "
+                              f"--decoder-layers to choose")
     else:
         args.layers_chosen = "--decoder-layers"
     if not 1 <= args.decoder_layers < info.decoder_layers:
@@ -171,28 +171,19 @@ def _check_dictionaries(data: str, info, state) -> None:
     from fairseq.data import Dictionary
 
     from fairseq_fast.draft import target as tgt
+    from fairseq_fast.speculative.draft_loading import dictionary_file, first_difference
 
-    task_cfg = state["cfg"]["task"]
-    beside = os.path.dirname(os.path.abspath(info.path))
-    homes = [beside]
-    named = tgt.option(task_cfg, "data")
-    if named:  # as training named it: from where it ran, or from the checkpoint's folder
-        named = str(named).split(":")[0]
-        homes += [named, os.path.join(beside, named)]
+    named = tgt.option(state["cfg"]["task"], "data")
     embeddings = {"encoder": "encoder.embed_tokens.weight", "decoder": "decoder.embed_tokens.weight"}
     sides = (["encoder", "decoder"] if info.kind == tgt.TRANSLATION else ["decoder"])
     for side, path in zip(sides, tgt.dictionary_files(data, info)):
         theirs = Dictionary.load(path)
         name = os.path.basename(path)
-        ours_path = next((os.path.join(h, name) for h in homes
-                          if os.path.isfile(os.path.join(h, name))
-                          and os.path.abspath(os.path.join(h, name)) != os.path.abspath(path)),
-                         None)
-        if ours_path is not None:
+        ours_path = dictionary_file(info.path, named, [name])
+        if ours_path is not None and os.path.abspath(ours_path) != os.path.abspath(path):
             ours = Dictionary.load(ours_path)
-            if ours.symbols != theirs.symbols:
-                diff = next((i for i, (a, b) in enumerate(zip(theirs.symbols, ours.symbols))
-                             if a != b), min(len(theirs), len(ours)))
+            diff = first_difference(theirs, ours)
+            if diff is not None:
                 raise UserError(
                     f"--data {data}: {name} ({len(theirs)} symbols) differs from the target's "
                     f"{ours_path} ({len(ours)} symbols), first at index {diff}: the draft must "

@@ -10,6 +10,7 @@ whether a draft's encoder is the target's (shares_encoder).
 import logging
 import os
 import weakref
+from typing import Optional
 
 import torch
 
@@ -22,14 +23,14 @@ _cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 loads = 0  # how many drafts were read from disk (tests check reuse)
 
 
-def _dictionary_files(task, draft_path, draft_cfg):
-    dirs = [os.path.dirname(os.path.abspath(draft_path))]
-    data = getattr(getattr(draft_cfg, "task", None), "data", None)
+def dictionary_file(checkpoint: str, data, names) -> Optional[str]:
+    """The first of the file `names` beside a checkpoint, or in the data folder its config
+    names (`data`: as training named it, from where it ran or from the checkpoint's folder)."""
+    beside = os.path.dirname(os.path.abspath(checkpoint))
+    dirs = [beside]
     if data:
-        dirs.append(str(data).split(":")[0])
-    lang = getattr(getattr(task, "cfg", None), "target_lang", None) or getattr(
-        getattr(task, "args", None), "target_lang", None)
-    names = ([f"dict.{lang}.txt"] if lang else []) + ["dict.txt"]
+        data = str(data).split(":")[0]
+        dirs += [data, os.path.join(beside, data)]
     for d in dirs:
         for name in names:
             path = os.path.join(d, name)
@@ -38,18 +39,29 @@ def _dictionary_files(task, draft_path, draft_cfg):
     return None
 
 
+def first_difference(theirs, ours) -> Optional[int]:
+    """Index of the first symbol where two fairseq Dictionaries differ; None if they are equal."""
+    if theirs.symbols == ours.symbols:
+        return None
+    return next((i for i, (a, b) in enumerate(zip(theirs.symbols, ours.symbols)) if a != b),
+                min(len(theirs), len(ours)))
+
+
 def _check_dictionary(task, draft_path, draft_cfg):
     from fairseq.data import Dictionary
 
-    path = _dictionary_files(task, draft_path, draft_cfg)
+    lang = getattr(getattr(task, "cfg", None), "target_lang", None) or getattr(
+        getattr(task, "args", None), "target_lang", None)
+    names = ([f"dict.{lang}.txt"] if lang else []) + ["dict.txt"]
+    path = dictionary_file(draft_path, getattr(getattr(draft_cfg, "task", None), "data", None),
+                           names)
     if path is None:
         logger.warning("no dictionary file found beside draft %s; checking sizes only", draft_path)
         return
     theirs = Dictionary.load(path)
     ours = task.target_dictionary
-    if theirs.symbols != ours.symbols:
-        diff = next((i for i, (a, b) in enumerate(zip(theirs.symbols, ours.symbols)) if a != b),
-                    min(len(theirs), len(ours)))
+    diff = first_difference(theirs, ours)
+    if diff is not None:
         raise UserError(
             f"draft {draft_path} uses a different target dictionary ({path}: {len(theirs)} "
             f"symbols) than the target model ({len(ours)} symbols); first difference at index "
