@@ -20,7 +20,10 @@ For each target (the demo target widened x1 and x4: scripts/widen_model.py, the 
 at 16 times the weights) and batch size (1 and 8), on --sentences (--batch-sentences) sentences
 drawn from the demo test set: the plugin's default generator, greedy, and speculative decoding
 with each draft, at --draft-len 4 and with --adaptive-draft-len, every engine as
-task.build_generator builds it from the plugin's flags. They take turns slice by slice
+task.build_generator builds it from the plugin's flags. On a widened target, one more draft:
+the made draft widened as the target was, which is what fairseq-fast-draft makes of the widened
+target itself (its first decoder layers at the target's width, its encoder shared), where the
+made draft at x1 width is a small draft of the kind one trains apart. They take turns slice by slice
 (benchmark_scale.measure; the order rotates between repeats; medians). Per speculative engine:
 the speed over the default generator, alpha, tokens per target call and the share of sentences
 identical to the default's (float32).
@@ -108,6 +111,20 @@ def language_model(hours):
     return path, data, time.time() - start
 
 
+def widened_draft(made, factor):
+    """The made draft widened `factor` times (widen_model.py, made when missing or older): what
+    fairseq-fast-draft makes of the widened target itself. Layer dropping and the frozen encoder
+    commute with widening, so this draft computes what the made one computes, at the widened
+    target's width: its decoder layers cost what the target's do, and its encoder is the
+    widened target's (shared)."""
+    import widen_model
+
+    path = os.path.splitext(made)[0] + f"_x{factor}.pt"
+    if not os.path.exists(path) or os.path.getmtime(path) < os.path.getmtime(made):
+        widen_model.widen_checkpoint(made, path, factor)
+    return path
+
+
 # -- engines --------------------------------------------------------------------------------
 def inputs(task, info, data, split, n, batch_size, seed=1):
     """n inputs drawn at random (fixed seed) from `split`, batched by length."""
@@ -155,9 +172,12 @@ def measure_target(path, data, split, drafts, args, batch_size, label):
     n = args.sentences if batch_size == 1 else args.batch_sentences
     batches = inputs(task, info, data, split, n, batch_size)
     generators = {"default": task.build_generator([model], tgt.generation_args(info))}
+    draft_of = {}
     for name, draft in drafts.items():
         for adaptive in (False, True):
-            generators[f"{name}{', adaptive' if adaptive else ''}"] = task.build_generator(
+            engine_name = f"{name}{', adaptive' if adaptive else ''}"
+            draft_of[engine_name] = draft
+            generators[engine_name] = task.build_generator(
                 [model], tgt.generation_args(info, generator="speculative", draft_path=draft,
                                              draft_len=4, adaptive_draft_len=adaptive))
     engines = {e: engine(g, model, task, info, batches) for e, g in generators.items()}
@@ -170,7 +190,7 @@ def measure_target(path, data, split, drafts, args, batch_size, label):
     for e, g in generators.items():
         if e == "default":
             continue
-        draft = next(path for name, path in drafts.items() if e.startswith(name))
+        draft = draft_of[e]
         stats = g.stats
         rows.append({"target": label, "batch_size": batch_size, "engine": e,
                      "speed_over_default": round(figures[e]["sent_per_s"] / default, 3),
@@ -292,8 +312,11 @@ def main():
     rows = []
     for factor in (int(f) for f in args.factors.split(",")):
         path = widened_target(factor, target)
+        these = dict(drafts)
+        if factor > 1:
+            these[f"fairseq-fast-draft widened x{factor}"] = widened_draft(args.made, factor)
         for batch_size in (1, 8):
-            rows += measure_target(path, test, "test", drafts, args, batch_size, f"x{factor}")
+            rows += measure_target(path, test, "test", these, args, batch_size, f"x{factor}")
     report["translation"] = {"rows": rows}
     if args.lm:
         lm, lm_data, lm_seconds = language_model(args.lm_train_hours)

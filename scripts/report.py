@@ -755,10 +755,10 @@ def draft_sentence(report):
     rows = {name: (alpha, speeds) for name, alpha, speeds in
             benchmark_draft.summary_rows(draft, "translation")}
     made = draft.get("made", {})
-    alpha, speeds = rows.pop("fairseq-fast-draft")
+    alpha, speeds = rows["fairseq-fast-draft"]
     minutes = made.get("wall_seconds") or draft.get("made_seconds")
     targets = sorted({t for t, b in speeds if b == 1}, key=lambda t: int(t[1:]))
-    hand = ", ".join(f"{a:.3f}" for a, _ in rows.values())
+    hand = ", ".join(f"{a:.3f}" for name, (a, _) in rows.items() if "hand-made" in name)
     text = (f"On {draft.get('threads', 2)} CPU threads, `fairseq-fast-draft --hours "
             f"{draft['hours']:g}` on the demo target and its training data took "
             + (f"{minutes / 60:.0f} minutes" if minutes else "its time (not recorded)")
@@ -766,7 +766,13 @@ def draft_sentence(report):
             f"speculative decoding "
             + ", ".join(f"{speeds[(t, 1)]:.2f}x" for t in targets)
             + " the default generator at batch 1 on the demo target widened "
-            + ", ".join(targets) + " (docs/benchmarks.md's draft section).")
+            + ", ".join(targets))
+    for name, (_, wide) in rows.items():
+        if name.startswith("fairseq-fast-draft widened "):
+            factor = name.rsplit(" ", 1)[1]
+            text += (f"; made from the {factor} target itself (its first decoder layers at its "
+                     f"width, its encoder shared), {wide[(factor, 1)]:.2f}x")
+    text += " (docs/benchmarks.md's draft section)."
     if "lm" in draft:
         lm_alpha, lm_speeds = benchmark_draft.summary_rows(draft, "lm")[0][1:]
         text += (f" On a language model trained on the English side: α {lm_alpha:.3f}, "

@@ -575,6 +575,7 @@ DRAFT = {"hours": 1.0, "threads": 2, "made_seconds": None,
              draft_row("x1", 1, "fairseq-fast-draft, adaptive", 1.05, 0.80),
              draft_row("x4", 1, "fairseq-fast-draft", 2.31, 0.81),
              draft_row("x4", 8, "fairseq-fast-draft", 1.20, 0.81),
+             draft_row("x4", 1, "fairseq-fast-draft widened x4", 1.40, 0.81),
              draft_row("x1", 1, "demo draft (hand-made)", 0.90, 0.73),
              draft_row("x4", 1, "demo draft (hand-made)", 1.80, 0.73)]},
          "lm": {"rows": [draft_row("x1", 1, "fairseq-fast-draft", 1.10, 0.70)]}}
@@ -596,8 +597,9 @@ def test_readme_draft_figures_come_from_the_draft_run(tmp_path):
     text = report.draft_sentence({"draft": DRAFT})
     assert "`fairseq-fast-draft --hours 1`" in text and "took 69 minutes" in text
     assert "α 0.810 (the hand-made drafts': 0.730)" in text
-    assert "1.05x, 2.31x the default generator at batch 1 on the demo target widened x1, x4" \
-        in text
+    assert "1.05x, 2.31x the default generator at batch 1 on the demo target widened x1, x4; " \
+        "made from the x4 target itself (its first decoder layers at its width, its encoder " \
+        "shared), 1.40x (docs/benchmarks.md" in text
     assert "On a language model trained on the English side: α 0.700, 1.10x" in text
     readme = tmp_path / "README.md"
     readme.write_text(f"a\n{report.DRAFT_START}\nold\n{report.DRAFT_END}\nb\n")
