@@ -79,6 +79,8 @@ def test_every_stage_runs_and_a_killed_run_resumes_where_it_stopped(made):
     assert made["before"] and files_of(made["work"]) == made["before"]
     for stage in ("train:", "export:"):
         assert stage in second.stderr
+    trained = stages(made["work"])["train"]
+    assert trained["updates"] > 0 and 0 < trained["agreement"] <= 100  # read from fairseq's log
     report = json.load(open(os.path.splitext(made["out"])[0] + ".json"))
     assert report["decoder_layers"] == 1 and report["encoder_frozen"]
     measured = report["report"]
@@ -93,6 +95,18 @@ def test_a_finished_run_does_nothing_again(made):
     assert again.returncode == 0, again.stderr[-2000:]
     for stage in ("init:", "data: train", "train:", "export:"):
         assert stage not in again.stderr
+
+
+def test_more_hours_train_on_from_the_last_checkpoint(made):
+    before = stages(made["work"])["train"]
+    args = list(made["args"])
+    args[args.index("--hours") + 1] = "0.006"
+    more = tool(*args, "--report-sentences", "0")
+    assert more.returncode == 0, more.stderr[-2000:]
+    assert "data: train" not in more.stderr and "train:" in more.stderr
+    after = stages(made["work"])["train"]
+    assert after["hours"] > before["hours"] and after["updates"] > before["updates"]
+    assert "export" in stages(made["work"])  # exported again, from the longer training
 
 
 def test_the_export_is_float16_weights_with_the_targets_encoder(made):

@@ -5,10 +5,11 @@ by sentence so that a change in the machine's speed meets them alike:
     speculative   --generator speculative with the draft, --draft-len DRAFT_LEN, and with
                   --adaptive-draft-len
     bild          --generator bild at its default thresholds
-For each: seconds over the sentences and the speed over the default generator; for speculative
-decoding the acceptance rate alpha, tokens per target call and the share of sentences identical
-to the default's output (float32 near-ties aside, all of them); for BiLD, BLEU against the
-default's greedy output over the dictionary's tokens (100: identical).
+For each: seconds over the sentences, the speed over the default generator and tokens per target
+call; for speculative decoding the acceptance rate alpha and the share of sentences identical to
+the default's output (float32 near-ties aside, all of them); for BiLD, BLEU against the default's
+greedy output over the dictionary's tokens (100: identical) and the share of tokens the draft
+wrote.
 """
 import dataclasses
 import json
@@ -84,24 +85,23 @@ def measure(info: TargetInfo, draft: str, data: str, sentences: int) -> dict:
     for name in names[1:]:
         stats = generators[name].stats
         entry = {"speed_over_default": round(seconds["default"] / seconds[name], 3),
-                 "alpha": round(stats.alpha, 4),
                  "tokens_per_target_call": round(stats.tokens_per_target_call, 3)}
         if name == "bild":
             entry["bleu_against_default"] = round(
-                _bleu(task, info, [outputs[name][i] for i in ids], [default[i] for i in ids]), 2)
+                _bleu(task, [outputs[name][i] for i in ids], [default[i] for i in ids]), 2)
             entry["small_model_share"] = round(stats.small_share, 4)
         else:
+            entry["alpha"] = round(stats.alpha, 4)
             entry["identical"] = round(sum(torch.equal(outputs[name][i], default[i])
                                            for i in ids) / len(ids), 4)
         result["engines"][name] = entry
     return result
 
 
-def _bleu(task, info: TargetInfo, hyps: List[torch.Tensor], refs: List[torch.Tensor]) -> float:
+def _bleu(task, hyps: List[torch.Tensor], refs: List[torch.Tensor]) -> float:
     import sacrebleu
 
-    dictionary = task.target_dictionary if info.kind == TRANSLATION else task.dictionary
-    text = lambda t: dictionary.string(t)  # noqa: E731
+    text = task.target_dictionary.string
     return sacrebleu.corpus_bleu([text(h) for h in hyps], [[text(r) for r in refs]],
                                  tokenize="none").score
 
@@ -135,10 +135,13 @@ def render(result: dict, command: str) -> str:
              f"{'tokens/call':>13}  output"]
     lines.append(f"  {'default':<22}{result['seconds']['default']:>9.2f}{1.0:>11.2f}")
     for name, e in result["engines"].items():
-        output = (f"{100 * e['identical']:.1f}% identical" if "identical" in e else
-                  f"BLEU {e['bleu_against_default']:.1f} against the default's")
+        bild = "identical" not in e  # its alpha is not Leviathan et al.'s: no column
+        output = (f"BLEU {e['bleu_against_default']:.1f} against the default's, "
+                  f"{100 * e['small_model_share']:.0f}% of the tokens the draft's" if bild else
+                  f"{100 * e['identical']:.1f}% identical")
+        alpha = "-" if bild else f"{e['alpha']:.3f}"
         lines.append(f"  {name:<22}{result['seconds'][name]:>9.2f}"
-                     f"{e['speed_over_default']:>11.2f}{e['alpha']:>8.3f}"
+                     f"{e['speed_over_default']:>11.2f}{alpha:>8}"
                      f"{e['tokens_per_target_call']:>13.2f}  {output}")
     spec = max(result["engines"]["speculative"]["speed_over_default"],
                result["engines"]["speculative adaptive"]["speed_over_default"])

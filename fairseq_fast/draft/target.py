@@ -182,7 +182,7 @@ def batches(items: List[Source], max_tokens: int, max_sentences: int,
     order = sorted(items, key=lambda s: s.tokens.numel())
     batch: List[Source] = []
     for item in order:
-        longest = max([item.tokens.numel()] + [s.tokens.numel() for s in batch[-1:]])
+        longest = item.tokens.numel()  # in ascending order
         full = batch and (len(batch) >= max_sentences or longest * (len(batch) + 1) > max_tokens
                           or (info.kind == LANGUAGE_MODEL
                               and item.tokens.numel() != batch[0].tokens.numel()))
@@ -199,19 +199,16 @@ def generate(task, generator, model, batch: List[Source], info: TargetInfo) -> D
     output includes its prompt)."""
     from fairseq.data import data_utils
 
-    dictionary = task.source_dictionary if info.kind == TRANSLATION else task.dictionary
+    left_pad = info.kind == TRANSLATION and getattr(task.cfg, "left_pad_source", True)
     where = next(model.parameters()).device
-    tokens = data_utils.collate_tokens([s.tokens for s in batch], dictionary.pad(),
-                                       left_pad=info.kind == TRANSLATION).to(where)
+    tokens = data_utils.collate_tokens([s.tokens for s in batch], task.source_dictionary.pad(),
+                                       left_pad=left_pad).to(where)
     lengths = torch.tensor([s.tokens.numel() for s in batch], device=where)
     sample = {"id": torch.tensor([s.id for s in batch]),
               "net_input": {"src_tokens": tokens, "src_lengths": lengths}}
-    with torch.no_grad():
-        if info.kind == TRANSLATION:
-            hypos = generator.generate([model], sample)
-        else:
-            hypos = generator.generate([model], sample, prefix_tokens=tokens,
-                                       bos_token=dictionary.eos())
+    # a language model's task passes the prompts as the prefix, after its BOS
+    prefix = tokens if info.kind == LANGUAGE_MODEL else None
+    hypos = task.inference_step(generator, [model], sample, prefix_tokens=prefix)
     return {s.id: h[0]["tokens"].cpu() for s, h in zip(batch, hypos)}
 
 
