@@ -253,3 +253,32 @@ def test_widened_checkpoint_loads_and_decodes_as_the_original(tiny_pair, tmp_pat
         want = decode(base[0].eval(), task.target_dictionary, sample, beam)
         got = decode(models[0].eval(), task.target_dictionary, sample, beam)
         assert mismatch(want, got) is None, mismatch(want, got)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_draft_of_the_targets_first_layers_widened_with_it_shares_its_encoder(shared):
+    """fairseq-fast-draft's drafts keep the target's encoder (frozen); widened as the target is,
+    the draft still shares the widened target's encoder and computes the widened function of
+    the original draft (benchmark_draft.py's widened draft)."""
+    from fairseq_fast.draft import init
+    from fairseq_fast.speculative.shared_encoder import same_encoder
+
+    dictionary = make_dictionary(20)
+    task = DummyTask(dictionary, dictionary)
+    flags = ({"share_all_embeddings": True, "encoder_normalize_before": True,
+              "decoder_normalize_before": True} if shared else {})
+    target, args = build(task, seed=3, **flags)
+    with torch.no_grad():  # float16 values, as in the checkpoints the tool reads
+        for p in target.parameters():
+            p.copy_(p.half().double())
+    start = init.layer_dropped({"cfg": {"model": args}, "model": target.state_dict()}, 1,
+                               train_encoder=False)
+    draft_args = start["cfg"]["model"]
+    draft = TransformerModel.build_model(draft_args, task).double().eval()
+    draft.load_state_dict(start["model"], strict=True)
+    wide_target, *_ = widen(target, args, task, 2)
+    wide_draft, *_ = widen(draft, draft_args, task, 2)
+    assert same_encoder(target, draft) and same_encoder(wide_target, wide_draft)
+    sample = source_batch(dictionary, LENGTHS, seed=3)
+    assert mismatch(decode(draft, dictionary, sample, 1),
+                    decode(wide_draft, dictionary, sample, 1)) is None
