@@ -288,3 +288,30 @@ def test_a_work_folder_of_another_run_is_refused(pair_copy, capsys):
         json.dump({"inputs": {"target": "/elsewhere/target.pt"}, "done": {}}, f)
     line = fails(capsys, *base(target, data, out))
     assert "holds the work of another run" in line and "target" in line
+
+
+def test_the_report_recommends_the_fastest_exact_engine():
+    from fairseq_fast.draft import report
+    from fairseq_fast.draft.target import LANGUAGE_MODEL, TRANSLATION, TargetInfo
+
+    small, large = report.engines("d.pt", 4000), report.engines("d.pt", 128000)
+    assert not any("vocab" in name for name in small)
+    assert large[f"speculative vocab {report.SHORTLIST}"]["draft_vocab"] == report.SHORTLIST
+
+    def entry(speed, exact=True, **options):
+        return {"options": dict(generator="speculative", draft_len=4, **options),
+                "speed_over_default": speed, **({"identical": 1.0} if exact else {})}
+
+    result = {"engines": {"speculative": entry(1.5), "speculative adaptive": entry(
+        1.2, adaptive_draft_len=True), "speculative vocab 8192": entry(2.0, draft_vocab=8192),
+        "bild": entry(3.0, exact=False)}}  # BiLD is faster, but not exact
+    info = TargetInfo("t.pt", TRANSLATION, "transformer", 6, "es", "en", 1, True)
+    command = report.best_command(info, "bin", "d.pt", result)
+    assert command.startswith("fairseq-generate bin --path t.pt --user-dir")
+    assert command.endswith("--generator speculative --draft-path d.pt --draft-len 4 "
+                            "--draft-vocab 8192")
+    result["engines"]["speculative adaptive"]["speed_over_default"] = 2.5
+    info.kind = LANGUAGE_MODEL
+    command = report.best_command(info, "bin", "d.pt", result)
+    assert command.startswith("fairseq-interactive bin --task language_modeling --path t.pt")
+    assert command.endswith("--draft-len 4 --adaptive-draft-len")
