@@ -323,6 +323,9 @@ def run(args) -> None:
             + (f" ({left:,} left out: too long for the target, too short to prompt, or an "
                f"empty output)" if left else ""))
     data_seconds = work.done("data")["seconds"]
+    if not work.done("data")["train_sentences"]:
+        raise UserError(f"the distillation data's share of --hours {args.hours:g} translated no "
+                        f"training source: give more --hours (or remove {args.workdir})")
 
     # what the data left, and never less than the rest of the budget (its last chunk may end
     # past its share)
