@@ -14,6 +14,7 @@ from omegaconf import open_dict
 from fairseq_fast.errors import UserError
 
 GENERATORS = ("default", "speculative", "bild")
+DRAFT_METHODS = ("model", "ngram", "layers")
 MAX_WORKERS = 64
 MAX_DRAFT_LEN = 32
 
@@ -21,27 +22,43 @@ MAX_DRAFT_LEN = 32
 @dataclass
 class FastGenerationConfig(FairseqDataclass):
     generator: str = field(default="default", metadata={
-        "help": "sequence generator: 'default' (fairseq's own), 'speculative' (a draft model "
-                "proposes --draft-len tokens, the --path model verifies them in one pass; greedy "
+        "help": "sequence generator: 'default' (fairseq's own), 'speculative' (a draft (see "
+                "--draft-method) proposes --draft-len tokens, the --path model verifies them in "
+                "one pass; greedy "
                 "output identical to default, sampling exactly the --path model's distribution) "
                 "or 'bild' (Big Little Decoder: the --draft-path model writes, the --path model "
                 "takes over when it is unsure and rolls back tokens it disagrees with; faster, "
                 "not identical; greedy only)"})
+    draft_method: str = field(default="model", metadata={
+        "help": "what proposes the drafts: 'model' (the --draft-path model), 'ngram' (n-gram "
+                "lookup in the row's own text and, with a shared dictionary, its source: no "
+                "draft model; pays where the output copies its input: summaries, corrections, "
+                "paraphrases, post-editing) or 'layers' (the --path model's first "
+                "--draft-layers decoder layers, its final norm and output projection: no new "
+                "weights, no training). BiLD takes 'model' or 'layers'"})
     draft_path: Optional[str] = field(default=None, metadata={
         "help": "draft (small) model checkpoint for --generator speculative or bild; it must "
                 "share the target model's dictionaries"})
+    ngram_max: int = field(default=3, metadata={
+        "help": "--draft-method ngram: the longest suffix looked up (tried first)"})
+    ngram_min: int = field(default=1, metadata={
+        "help": "--draft-method ngram: the shortest suffix looked up"})
+    draft_layers: int = field(default=0, metadata={
+        "help": "--draft-method layers: how many of the target's decoder layers draft (1 to "
+                "its depth - 1); 0 = half its depth, rounded down"})
     draft_len: int = field(default=4, metadata={
         "help": "tokens the draft proposes per verification pass (gamma), 1..32: all K are kept "
                 "only with probability alpha^K (alpha: the acceptance rate), so past a few tokens "
                 "a longer draft mostly adds draft steps that are thrown away"})
     adaptive_draft_len: bool = field(default=False, metadata={
-        "help": "before each pass, the draft length (1 to 2 x --draft-len) that buys the most "
+        "help": "before each pass, the draft length (0 to 2 x --draft-len) that buys the most "
                 "tokens per second for the batch, priced from the acceptance rate and times of "
                 "the target's passes and the draft's steps measured in this process (hub calls "
                 "included): long where a pass costs about the same whatever its width (a large "
-                "model at batch 1), short where it costs its rows (larger batches). Greedy "
-                "output unchanged; --sampling keeps its distribution, but a fixed --seed no "
-                "longer reproduces the samples"})
+                "model at batch 1), short where it costs its rows (larger batches), 0 (plain "
+                "decoding steps of the target, several in one call) where drafting does not pay "
+                "at all. Greedy output unchanged; --sampling keeps its distribution, but a fixed "
+                "--seed no longer reproduces the samples"})
     draft_vocab: int = field(default=0, metadata={
         "help": "--generator speculative: the draft scores only the N most frequent target "
                 "tokens (a smaller output projection per draft step; FR-Spec). Output is "
@@ -150,17 +167,23 @@ def validate(cfg: FastGenerationConfig) -> None:
                         "(BiLD's output depends on the small model's whole distribution)"
                         if cfg.generator == "bild" else
                         "--draft-vocab / --draft-vocab-counts need --generator speculative")
+    if cfg.draft_method not in DRAFT_METHODS:
+        raise UserError(f"unknown --draft-method {cfg.draft_method!r}; choose from "
+                        + ", ".join(DRAFT_METHODS))
+    check_draft_method(cfg)
     if cfg.generator == "default":
         if cfg.draft_path:
             raise UserError("--draft-path is for --generator speculative or bild; the default "
                             "generator uses no draft (add --generator speculative)")
         return
-    if not cfg.draft_path:
-        raise UserError(f"--generator {cfg.generator} needs --draft-path DRAFT.pt")
-    if not os.path.isfile(cfg.draft_path):
-        raise UserError(f"--draft-path {cfg.draft_path}: no such file")
-    if not os.access(cfg.draft_path, os.R_OK):
-        raise UserError(f"--draft-path {cfg.draft_path}: not readable")
+    if cfg.draft_method == "model":
+        if not cfg.draft_path:
+            raise UserError(f"--generator {cfg.generator} needs --draft-path DRAFT.pt (or a "
+                            f"--draft-method that needs no draft model: ngram, layers)")
+        if not os.path.isfile(cfg.draft_path):
+            raise UserError(f"--draft-path {cfg.draft_path}: no such file")
+        if not os.access(cfg.draft_path, os.R_OK):
+            raise UserError(f"--draft-path {cfg.draft_path}: not readable")
     if cfg.generator == "bild":
         check_thresholds(float(cfg.bild_fallback_threshold), float(cfg.bild_rollback_threshold),
                          cfg.bild_max_small_steps)
@@ -172,6 +195,43 @@ def validate(cfg: FastGenerationConfig) -> None:
     elif int(cfg.draft_len) > MAX_DRAFT_LEN:
         raise UserError(f"--draft-len must be at most {MAX_DRAFT_LEN} (got {cfg.draft_len}): "
                         "all K drafted tokens are kept only with probability alpha^K")
+
+
+def check_draft_method(cfg: FastGenerationConfig) -> None:
+    """The flags of one --draft-method that the others do not take."""
+    method = cfg.draft_method
+    if method != "model" and cfg.generator == "default":
+        raise UserError(f"--draft-method {method} is for --generator speculative (or bild)")
+    if method == "ngram":
+        if cfg.generator == "bild":
+            raise UserError("--generator bild does not take --draft-method ngram: BiLD's "
+                            "fallback needs a small model's probabilities (use model or "
+                            "layers)")
+        if cfg.draft_path:
+            raise UserError("--draft-method ngram uses no draft model: drop --draft-path")
+        if int(cfg.draft_vocab) or cfg.draft_vocab_counts:
+            raise UserError("--draft-vocab is for a draft model: --draft-method ngram scores "
+                            "nothing")
+        check_ngram_sizes(cfg.ngram_min, cfg.ngram_max)
+    elif (cfg.ngram_min, cfg.ngram_max) != (DEFAULTS.ngram_min, DEFAULTS.ngram_max):
+        raise UserError("--ngram-min / --ngram-max are for --draft-method ngram")
+    if method == "layers":
+        if cfg.draft_path:
+            raise UserError("--draft-method layers drafts with the --path model's own layers: "
+                            "drop --draft-path")
+        if int(cfg.draft_layers) != cfg.draft_layers or cfg.draft_layers < 0:
+            raise UserError(f"--draft-layers must be an integer >= 1, or 0 for half the "
+                            f"target's depth (got {cfg.draft_layers})")
+    elif cfg.draft_layers:
+        raise UserError("--draft-layers is for --draft-method layers")
+
+
+def check_ngram_sizes(ngram_min: int, ngram_max: int) -> None:
+    if int(ngram_min) != ngram_min or ngram_min < 1:
+        raise UserError(f"--ngram-min must be an integer >= 1 (got {ngram_min})")
+    if int(ngram_max) != ngram_max or ngram_max < ngram_min:
+        raise UserError(f"--ngram-max must be an integer >= --ngram-min {ngram_min} "
+                        f"(got {ngram_max})")
 
 
 def check_generation_args(args, cfg, extra_gen_cls_kwargs=None,

@@ -197,8 +197,10 @@ def build_draft_generator(task, models, args, cfg):
 
     models = list(models)
     g = lambda name, default: getattr(args, name, default)  # noqa: E731
-    draft = load_draft(task, cfg.draft_path, models[0])
+    draft = load_draft(task, cfg.draft_path, models[0]) if cfg.draft_method == "model" else None
     for role, model in (("target", models[0]), ("draft", draft)):
+        if model is None:
+            continue
         reason = decoder_refusal(getattr(model, "decoder", None))
         if reason is not None:
             log_once(reason, f"fairseq_fast: --generator {cfg.generator} is not available for "
@@ -211,7 +213,9 @@ def build_draft_generator(task, models, args, cfg):
         len_penalty=g("lenpen", 1), unk_penalty=g("unkpen", 0),
         temperature=g("temperature", 1.0), sampling=g("sampling", False),
         no_repeat_ngram_size=g("no_repeat_ngram_size", 0),
-        packed_linear=not cfg.no_fast_linear, shared_encoder=shares_encoder(models[0], draft))
+        packed_linear=not cfg.no_fast_linear,
+        shared_encoder=None if draft is None else shares_encoder(models[0], draft),
+        draft_method=cfg.draft_method, draft_layers=int(cfg.draft_layers))
     if cfg.generator == "bild":
         generator = BiLDSequenceGenerator(
             models, task.target_dictionary, small_model=draft,
@@ -225,7 +229,7 @@ def build_draft_generator(task, models, args, cfg):
             draft_vocab=shortlist(task.target_dictionary, int(cfg.draft_vocab),
                                   cfg.draft_vocab_counts),
             sampling_topk=g("sampling_topk", -1), sampling_topp=g("sampling_topp", -1.0),
-            **common)
+            ngram_min=int(cfg.ngram_min), ngram_max=int(cfg.ngram_max), **common)
     if options.from_command_line(args):  # print the summary beside fairseq's at exit
         atexit.register(_summary_after_success, generator)
     return generator

@@ -142,6 +142,36 @@ def test_bad_flags_fail_with_one_line(tiny_pair, case, needles):
     assert_one_line_error(run("fairseq-generate", args), *needles)
 
 
+@pytest.mark.parametrize("ours", [["--draft-method", "ngram", "--adaptive-draft-len"],
+                                  ["--draft-method", "layers", "--draft-len", "3"]])
+def test_generate_without_a_draft_model_matches_stock(tiny_pair, ours):
+    extra = ["--batch-size", "8"]
+    stock = run("fairseq-generate", generate_args(tiny_pair, *extra), plugin=False)
+    plugin = run("fairseq-generate", generate_args(tiny_pair, *extra)
+                 + ["--generator", "speculative", *ours])
+    assert_same(stock, plugin)
+    assert "speculative decoding: 40 sentences" in plugin.stderr
+
+
+@pytest.mark.parametrize("case,needles", [
+    (["--draft-method", "ngram", "--draft-path", "{draft}"], ["uses no draft model"]),
+    (["--draft-method", "ngram", "--draft-vocab", "8"], ["--draft-vocab is for a draft model"]),
+    (["--draft-method", "ngram", "--ngram-min", "3", "--ngram-max", "2"], ["--ngram-max"]),
+    (["--draft-method", "bogus"], ["unknown --draft-method 'bogus'"]),
+    (["--draft-method", "layers", "--draft-layers", "5"], ["between 1 and 1"]),
+    (["--draft-method", "layers", "--draft-path", "{draft}"], ["drop --draft-path"]),
+    (["--draft-layers", "2", "--draft-path", "{draft}"], ["--draft-layers is for"]),
+    (["--ngram-max", "4", "--draft-path", "{draft}"], ["--ngram-min / --ngram-max are for"]),
+    (["--generator", "bild", "--draft-method", "ngram"], ["BiLD's fallback needs"]),
+    (["--generator", "default", "--draft-method", "ngram"], ["--draft-method ngram is for"]),
+])
+def test_draft_method_refusals(tiny_pair, case, needles):
+    draft = os.path.join(tiny_pair, "draft.pt")
+    args = generate_args(tiny_pair) + ["--generator", "speculative"] + [
+        a.format(draft=draft) for a in case]
+    assert_one_line_error(run("fairseq-generate", args), *needles)
+
+
 def test_draft_without_path(tiny_pair):
     args = generate_args(tiny_pair) + ["--generator", "speculative"]
     assert_one_line_error(run("fairseq-generate", args), "--draft-path")

@@ -79,6 +79,21 @@ def test_speculative_greedy_equals_stock(target, draft, gen, lengths, prefix_siz
     compare(tgt, drf, gpu_sample(sample), None if prefix is None else prefix.to(CUDA), gen)
 
 
+@settings(max_examples=20, **SETTINGS)
+@given(target=model_shapes(False), gen=generation, method=st.sampled_from(["ngram", "layers"]),
+       lengths=st.lists(st.integers(1, 10), min_size=1, max_size=5),
+       prefix_size=st.sampled_from([0, 0, 1]))
+def test_draft_free_greedy_equals_stock(target, gen, method, lengths, prefix_size):
+    """--draft-method ngram (the lookup in tensor ops there) and layers on the GPU."""
+    from test_draft_free import draft_free
+
+    tgt, _, sample, prefix = translation_case(dict(target, layers=2), target, gen, lengths,
+                                              prefix_size)
+    tgt, = on_gpu(tgt)
+    compare(tgt, None, gpu_sample(sample), None if prefix is None else prefix.to(CUDA), gen,
+            build=draft_free(method))
+
+
 @settings(max_examples=15, **SETTINGS)
 @given(target=model_shapes(False), draft=model_shapes(True),
        fallback=st.floats(0.05, 0.95), rollback=st.floats(0.2, 4.0),

@@ -610,6 +610,53 @@ def test_readme_draft_figures_come_from_the_draft_run(tmp_path):
     assert report.DRAFT_START in read(README) and report.DRAFT_END in read(README)
 
 
+def free_row(setting, batch, engine, speed, alpha=0.5):
+    return {"setting": setting, "batch_size": batch, "engine": engine,
+            "speed_over_default": speed, "identical": 1.0, "ms_per_token": 1.0,
+            "alpha": alpha, "tokens_per_target_call": 1.5, "plain_share": 0.25,
+            "drafts_offered_per_round": 2.0}
+
+
+DRAFT_FREE = {"threads": 2, "draft_len": 4, "rows": [
+    free_row("copy", 1, "default", 1.0), free_row("copy", 1, "ngram", 2.4),
+    free_row("copy", 1, "ngram, adaptive", 2.6), free_row("copy", 1, "layers", 0.6),
+    free_row("copy", 1, "layers, adaptive", 1.01), free_row("copy", 8, "ngram", 1.5),
+    free_row("copy", 8, "ngram, adaptive", 1.4), free_row("long", 1, "ngram, adaptive", 3.1),
+    free_row("mt x1", 1, "ngram, adaptive", 0.99), free_row("mt x4", 1, "ngram, adaptive", 1.02),
+    free_row("mt x4", 1, "layers", 0.7), free_row("mt x4", 1, "layers, adaptive", 1.0)],
+    "sweep": [{"setting": "mt x4", "layers": 2, "depth": 6, "alpha": 0.3,
+               "speed_over_default": 0.8}],
+    "reuse": [{"setting": "mt x4", "layers": 3, "depth": 6, "target_1_ms": 10.0,
+               "target_5_ms": 12.0, "draft_1_ms": 5.5, "draft_5_ms": 6.0,
+               "saving_share_of_verify": 0.0417}]}
+
+
+def test_draft_free_tables_give_the_summary_first():
+    printed = report.script_tables("benchmark_draft_free.py", DRAFT_FREE)
+    assert printed.index("| copy | 1 | 2.40x / 2.60x | 0.60x / 1.01x | - |") < \
+        printed.index("Every run")
+    assert "| copy | 8 | 1.50x / 1.40x | - | - |" in printed
+    assert "| mt x4 | 2 of 6 | 0.300 | 0.80x |" in printed
+    assert "| mt x4 | 3 of 6 | 12.000 | 10.000 | 5.500 | 6.000 | 4.2% |" in printed
+
+
+def test_readme_draft_free_figures_come_from_the_draftfree_run(tmp_path):
+    text = report.draft_free_sentence({"draftfree": DRAFT_FREE})
+    assert "`ngram` 2.60x at batch 1 and 1.40x at batch 8 on an English denoising model" in text
+    assert "3.10x on inputs of several hundred tokens, 0.99x on the demo Spanish→English pair " \
+        "(1.02x widened x4); `layers` 1.01x on the denoiser, 1.00x on the demo target widened " \
+        "x4 (docs/benchmarks.md's draftfree section)." in text
+    readme = tmp_path / "README.md"
+    readme.write_text(f"a\n{report.DRAFT_FREE_START}\nold\n{report.DRAFT_FREE_END}\nb\n")
+    run = {"draftfree": DRAFT_FREE}
+    assert not report.update_readme_draft(run, {"draftfree": dict(ENV, quick=True)},
+                                          str(readme))
+    assert report.update_readme_draft(run, {"draftfree": ENV}, str(readme))
+    assert readme.read_text() == \
+        f"a\n{report.DRAFT_FREE_START}\n{text}\n{report.DRAFT_FREE_END}\nb\n"
+    assert report.DRAFT_FREE_START in read(README)
+
+
 def test_a_partial_run_keeps_the_other_benchmarks_sections(tmp_path):
     md = tmp_path / "benchmarks.md"
     first = report.markdown({"defaults": DEFAULTS},

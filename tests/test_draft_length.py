@@ -37,7 +37,8 @@ def test_a_pause_does_not_price_a_key_out():
 def drive(schedule, batch, verify, rounds=300, alpha=0.75, seed=0):
     """Rounds of `batch` rows against a model machine: verify(rows) seconds for the target's
     pass, 0.1 ms a draft step plus 0.1 ms a call, 0.5 ms for the rest of a round; each draft
-    kept with probability alpha. Returns the window lengths the schedule chose."""
+    kept with probability alpha; a plain step (length 0) as a pass of `batch` rows. Returns the
+    window lengths the schedule chose."""
     rng = random.Random(seed)
     cap = schedule.start(batch, "cpu")
     chosen = []
@@ -45,6 +46,13 @@ def drive(schedule, batch, verify, rounds=300, alpha=0.75, seed=0):
         cap = schedule.window(cap)
         k = int(cap.max())
         chosen.append(k)
+        if k == 0:
+            steps = schedule.plain_steps(batch)
+            seconds = steps * verify(batch)
+            cap = schedule.update(cap, torch.zeros(batch), torch.zeros(batch), RoundTimes(
+                rows=batch * steps, steps=0, draft=0.0, verify=seconds, total=seconds,
+                plain=steps))
+            continue
         accepted = []
         for _ in range(batch):
             a = 0
@@ -70,13 +78,23 @@ def test_long_windows_where_a_pass_costs_the_same_whatever_its_rows():
 
 
 def test_short_windows_where_a_pass_costs_its_rows():
-    """At batch 8 the pass is bound by arithmetic: 1 ms a row."""
+    """At batch 8 the pass is bound by arithmetic: 1 ms a row, and 6 ms a pass."""
     schedule = MeasuredDraftLength(initial=4, maximum=8)
-    chosen = drive(schedule, 8, lambda rows: 1e-3 * rows)
+    chosen = drive(schedule, 8, lambda rows: 6e-3 + 1e-3 * rows)
     assert chosen[0] == 4  # nothing measured yet
     late = collections.Counter(chosen[-150:])
     assert late.most_common(1)[0][0] == 1
-    assert set(late) <= {1, 2}
+    assert set(late) <= {0, 1, 2}
+
+
+def test_plain_steps_where_drafting_cannot_pay():
+    """A pass that costs exactly its rows: k drafts kept with alpha 0.75 cost k + 1 rows for
+    fewer than k + 1 tokens, so plain steps (length 0) win."""
+    schedule = MeasuredDraftLength(initial=4, maximum=8)
+    chosen = drive(schedule, 8, lambda rows: 1e-3 * rows)
+    late = collections.Counter(chosen[-150:])
+    assert late.most_common(1)[0][0] == 0
+    assert set(late) <= {0, 1}
 
 
 def test_the_first_round_is_not_measured():

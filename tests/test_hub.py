@@ -53,6 +53,22 @@ def test_sample_and_generate(hub, tiny_pair):
         assert torch.equal(a[0]["tokens"], b[0]["tokens"])
 
 
+@pytest.mark.parametrize("method", ["ngram", "layers"])
+def test_draft_methods_without_a_draft_model(hub, tiny_pair, method):
+    """draft_method="ngram" / "layers" as keywords: stock's translations, no draft read; the
+    adaptive schedule (shared across calls) may run plain steps."""
+    src = sentences(tiny_pair)
+    stock = hub.translate(src, beam=1, **STOCK)
+    before = draft_loading.loads
+    for adaptive in (False, True, True):
+        assert hub.translate(src, beam=1, generator="speculative", draft_method=method,
+                             adaptive_draft_len=adaptive) == stock
+    assert draft_loading.loads == before
+    with pytest.raises(UserError, match="uses no draft model|own layers"):
+        hub.translate(src, beam=1, generator="speculative", draft_method=method,
+                      draft_path=os.path.join(tiny_pair, "draft.pt"))
+
+
 def test_draft_follows_target_dtype(hub, tiny_pair):
     draft = os.path.join(tiny_pair, "draft.pt")
     src = sentences(tiny_pair, 3)

@@ -399,6 +399,7 @@ def _lm_lines(result):
     (["--beam", "1"], []),
     (["--beam", "4", "--nbest", "2"], []),
     (["--beam", "1"], ["--generator", "speculative", "--draft-path", "{lm}"]),
+    (["--beam", "1"], ["--generator", "speculative", "--draft-method", "ngram"]),
 ])
 def test_adaptive_input_language_model_through_fairseq_interactive(tiny_pair, zoo, extra, ours):
     """transformer_lm with adaptive input, adaptive softmax and tied adaptive weights (the

@@ -198,3 +198,44 @@ def test_shortlisted_draft_keeps_the_target_distribution(pair):
     assert any(h[0]["tokens"][0].item() in outside for h in got)
     assert 0.05 < spec.stats.alpha < 0.95
     assert chi_square_p(got, table) > 1e-3
+
+
+def copyable_source(target):
+    """A one-sentence batch whose source holds the target's likeliest first token followed by
+    a token the target gives 10-90% as the second: there the lookup drafts, and its drafts are
+    kept some of the time."""
+    for seed in range(200):
+        sample = source_batch(DICT, [4], seed=seed)
+        table = exact_pairs(target, sample, 1.0, -1, -1.0)
+        first = {}
+        for (t1, _), p in table.items():
+            first[t1] = first.get(t1, 0.0) + p
+        t1 = max(first, key=first.get)
+        src = sample["net_input"]["src_tokens"][0].tolist()
+        if t1 in src[:-2]:
+            t2 = src[src.index(t1) + 1]
+            if 0.1 < table.get((t1, t2), 0.0) / first[t1] < 0.9:
+                return sample, table
+    raise AssertionError("no source to copy from")
+
+
+def test_ngram_lookup_drafts_keep_the_target_distribution(pair):
+    """--draft-method ngram: a looked-up draft is certain (q one-hot on it; the rule then keeps
+    it with probability p(d) and resamples from p without d). Here the second token is drafted
+    from the source wherever the first occurs in it: the samples must still follow the target,
+    and keeping every lookup must not."""
+    target = pair[0]
+    sample, table = copyable_source(target)
+    many = {"net_input": {k: v.expand(N, *v.shape[1:]).contiguous()
+                          for k, v in sample["net_input"].items()}}
+    kw = dict(draft_method="ngram", draft_len=2, sampling=True, max_len_b=2)
+    torch.manual_seed(6)
+    spec = SpeculativeSequenceGenerator([target], DICT, **kw)
+    got = spec.generate([target], many)
+    assert spec.stats.proposed > 1000 and spec.stats.accepted > 1000
+    assert chi_square_p(got, table) > 1e-3
+
+    torch.manual_seed(7)
+    wrong = SpeculativeSequenceGenerator([target], DICT, **kw)
+    wrong.acceptance = AcceptEverything(-1, -1.0)
+    assert chi_square_p(wrong.generate([target], many), table) < 1e-6

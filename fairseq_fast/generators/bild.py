@@ -31,9 +31,11 @@ from fairseq_fast.speculative.stop_rules import FallbackPolicy
 
 class BiLDSequenceGenerator(SpeculativeSequenceGenerator):
     """SpeculativeSequenceGenerator configured as BiLD: the small model's window is at most
-    max_small_steps long and ends at a fallback, the rollback rule accepts, BiLD's counters."""
+    max_small_steps long and ends at a fallback, the rollback rule accepts, BiLD's counters.
+    small_model None with draft_method='layers': the large model's first layers are the small
+    one (self_draft.py)."""
 
-    def __init__(self, models, tgt_dict, small_model, fallback_threshold: float = 0.6,
+    def __init__(self, models, tgt_dict, small_model=None, fallback_threshold: float = 0.6,
                  rollback_threshold: float = 5.0, max_small_steps: int = 10,
                  sampling: bool = False, **kwargs):
         models = list(models)

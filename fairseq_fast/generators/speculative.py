@@ -13,11 +13,22 @@ One round, for every unfinished row of the batch at once:
              caches roll back by length; rows that emitted EOS are finalised and leave the
              batch (finished rows cost nothing)
 
+A round with nothing to verify (no row has a draft, or the adaptive schedule chooses length 0
+because drafting does not pay) is plain greedy decoding: on the CPU the target's own greedy
+steps in one C call (plain_steps.py), else a verify pass of one position per row.
+
+The proposer (draft_method):
+    model   a draft model (--draft-path; proposer.DraftModelProposer)
+    ngram   n-gram lookup in the row's own text and its source (ngram.NgramProposer)
+    layers  the target's first draft_layers decoder layers, final norm and output projection
+            (self_draft.py), as a draft model
+
 Greedy output (beam 1) is token for token what fairseq's SequenceGenerator produces with the
 target alone; scores and positional scores are the target's, computed as stock computes them.
 Sampling output has exactly the target's distribution (rejection sampling).
 """
 import time
+from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 import torch
@@ -34,10 +45,28 @@ from fairseq_fast.speculative.acceptance import (AcceptanceRule, GreedyAcceptanc
                                                  RejectionSampling)
 from fairseq_fast.speculative.commit import commit
 from fairseq_fast.speculative.draft_length import FixedDraftLength, RoundTimes, measured
+from fairseq_fast.speculative.ngram import NgramProposer
+from fairseq_fast.speculative.plain_steps import PlainSteps
 from fairseq_fast.speculative.proposer import DraftModelProposer
+from fairseq_fast.speculative.self_draft import early_layers, same_dictionary
 from fairseq_fast.speculative.shared_encoder import same_encoder
 from fairseq_fast.speculative.stats import SpecStats
 from fairseq_fast.speculative.stop_rules import StopRule
+
+
+@dataclass
+class Proposal:
+    """One round's drafts [B, k] (None: plain steps), their distributions q (None for greedy
+    or certain drafts), how many each row offers [B], the draft decoder steps taken; plain: the
+    plain greedy steps to take instead (0 for none), chosen_plain: chosen by the schedule;
+    verified: the positions the target computed (set by _score)."""
+    drafts: Optional[Tensor] = None
+    q: Optional[Tensor] = None
+    offered: Optional[Tensor] = None
+    steps: int = 0
+    plain: int = 0
+    chosen_plain: bool = False
+    verified: int = 0
 
 
 class SpeculativeSequenceGenerator(nn.Module):
@@ -47,13 +76,16 @@ class SpeculativeSequenceGenerator(nn.Module):
         stop_rule   when a row stops drafting before its cap (stop_rules.StopRule); default none
         stats       the counters (stats.SpecStats)
     The window caps come from a schedule (draft_length.py): draft_len fixed, or with
-    adaptive_draft_len=True the length that buys the most tokens per second as measured, between
-    1 and 2 x draft_len (measured across the generators of the same models and settings:
-    draft_length.measured).
+    adaptive_draft_len=True the length that buys the most tokens per second as measured,
+    between 0 (plain steps) and 2 x draft_len (measured across the generators of the same
+    models and settings: draft_length.measured).
     shared_encoder: whether the draft's encoder is the target's (shared_encoder.py), so that it
-    runs once for both; None checks the two models."""
+    runs once for both; None checks the two models.
+    draft_method: 'model' (draft_model proposes), 'ngram' (n-gram lookup, ngram_min to
+    ngram_max tokens; no draft_model) or 'layers' (the target's first draft_layers decoder
+    layers, 0 for the default; no draft_model)."""
 
-    def __init__(self, models, tgt_dict, draft_model, draft_len: int = 4,
+    def __init__(self, models, tgt_dict, draft_model=None, draft_len: int = 4,
                  adaptive_draft_len: bool = False, beam_size: int = 1, max_len_a: float = 0,
                  max_len_b: int = 200, max_len: int = 0, min_len: int = 1,
                  normalize_scores: bool = True, len_penalty: float = 1.0,
@@ -63,7 +95,9 @@ class SpeculativeSequenceGenerator(nn.Module):
                  draft_vocab: Optional[Tensor] = None, packed_linear: bool = True,
                  acceptance: Optional[AcceptanceRule] = None,
                  stop_rule: Optional[StopRule] = None, stats: Optional[SpecStats] = None,
-                 shared_encoder: Optional[bool] = None, name: str = "speculative decoding"):
+                 shared_encoder: Optional[bool] = None, draft_method: str = "model",
+                 ngram_min: int = 1, ngram_max: int = 3, draft_layers: int = 0,
+                 name: str = "speculative decoding"):
         super().__init__()
         models = list(models)
         self.name = name  # in error messages
@@ -71,8 +105,13 @@ class SpeculativeSequenceGenerator(nn.Module):
                               temperature=temperature, sampling=sampling,
                               bild=False, draft_len=draft_len)
         self.model = models[0]
+        self.draft_method = draft_method
+        draft_model = self._draft_model(draft_model, draft_method, draft_layers, stop_rule)
         self.draft_model = draft_model
         self.target = LeanDecoder(self.model.decoder, packed=packed_linear)
+        # a round with nothing to verify, as greedy steps in one C call where they run
+        self.plain = (PlainSteps.build(self.model, self.target)
+                      if packed_linear and not sampling else None)
         self._cache = None  # the target's K/V buffers, zeroed and reused by the next batch
         self.encoder = (FusedEncoder.build(getattr(self.model, "encoder", None),
                                            self.target.linear) if packed_linear else None)
@@ -83,8 +122,10 @@ class SpeculativeSequenceGenerator(nn.Module):
         if adaptive_draft_len:  # one per model pair and setting, shared by its generators
             param = next(self.model.parameters())
             setting = (param.dtype, param.device, sampling, packed_linear, type(stop_rule),
-                       None if draft_vocab is None else tuple(draft_vocab.tolist()))
-            self.schedule = measured(self.model, draft_model, draft_len, 2 * draft_len, setting)
+                       None if draft_vocab is None else tuple(draft_vocab.tolist()),
+                       draft_method, ngram_min, ngram_max)
+            self.schedule = measured(self.model, self.model if draft_model is None
+                                     else draft_model, draft_len, 2 * draft_len, setting)
         self.stop_rule = stop_rule
         self.max_len_a, self.max_len_b = max_len_a, max_len_b
         self.max_len = max_len or self.model.max_decoder_positions()
@@ -99,14 +140,40 @@ class SpeculativeSequenceGenerator(nn.Module):
             raise UserError(f"{name}: sampling={sampling} does not match the acceptance rule "
                             f"{type(acceptance).__name__}")
         self.acceptance = acceptance
-        if shared_encoder is None:
-            shared_encoder = same_encoder(self.model, draft_model)
-        self.proposer = DraftModelProposer(
-            draft_model, self.rules, acceptance if acceptance.needs_draft_probs else None,
-            draft_vocab, packed_linear, shared_encoder)
+        if draft_method == "ngram":
+            if draft_vocab is not None:
+                raise UserError(f"{name}: a draft vocabulary is for a draft model, not n-gram "
+                                f"lookup")
+            self.proposer = NgramProposer(self.rules, ngram_min, ngram_max,
+                                          source_lookup=same_dictionary(self.model, tgt_dict))
+        else:
+            if shared_encoder is None:
+                shared_encoder = same_encoder(self.model, draft_model)
+            self.proposer = DraftModelProposer(
+                draft_model, self.rules, acceptance if acceptance.needs_draft_probs else None,
+                draft_vocab, packed_linear, shared_encoder)
+            draft_model.eval()
         self.stats = SpecStats() if stats is None else stats
         self.model.eval()
-        self.draft_model.eval()
+
+    def _draft_model(self, draft_model, method: str, layers: int, stop_rule):
+        """The draft model of `method`: draft_model itself, None (ngram) or a view of the
+        target's first layers (layers)."""
+        if method == "model":
+            if draft_model is None:
+                raise UserError(f"{self.name} needs a draft model (--draft-path), or a "
+                                f"--draft-method that needs none: ngram, layers")
+            return draft_model
+        if draft_model is not None:
+            raise UserError(f"{self.name}: --draft-method {method} takes no draft model")
+        if method == "ngram":
+            if stop_rule is not None:
+                raise UserError(f"{self.name} does not take --draft-method ngram: its stop "
+                                f"rule needs a draft model's probabilities")
+            return None
+        if method == "layers":
+            return early_layers(self.model, layers)
+        raise UserError(f"unknown --draft-method {method!r}; choose from model, ngram, layers")
 
     @torch.no_grad()
     def forward(self, sample, prefix_tokens=None, bos_token=None):
@@ -152,27 +219,27 @@ class SpeculativeSequenceGenerator(nn.Module):
         while ids.numel() > 0:
             t0 = clock()
             gamma = self.schedule.window(gamma)
-            k = int(gamma.max())
-            drafts, q, drafted = self.proposer.propose(tokens, n_tokens, k, prefix,
-                                                       self.stop_rule)
-            k = drafts.size(1)  # the proposer may stop early (EOS, a stop rule)
-            offered = torch.minimum(gamma, drafted)
-            window = (n_tokens - 1)[:, None] + torch.arange(k + 1, device=device)[None, :]
+            proposal = self._propose(tokens, n_tokens, gamma, prefix)
             t1 = clock()
-            # each row scores its own window only (ragged): offered drafts + the token after
-            logits = self.target.forward(target, tokens.gather(1, window), counts=offered + 1)
+            logits = self._score(target, tokens, n_tokens, proposal, prefix)
             t2 = clock()
+            drafts, offered, plain = proposal.drafts, proposal.offered, proposal.plain
+            window = (n_tokens - 1)[:, None] + torch.arange(logits.size(1), device=device)[None]
             lprobs = self.rules.log_probs(self.model, logits, window, tokens, prefix)
             cum = cum.type_as(lprobs)  # as stock's scores (float64 from an adaptive softmax)
             prev = cum.gather(1, (n_tokens - 1)[:, None]).squeeze(1)
-            verdict = self.acceptance.verify(lprobs, drafts, offered, prev, q)
+            verdict = self.acceptance.verify(lprobs, drafts, offered, prev, proposal.q)
 
             n_tokens, keep, has_eos, ended = commit(tokens, cum, n_tokens, verdict, self.eos,
                                                     max_len)
-            self.stats.record(offered, verdict.accepted, keep, gamma, drafts,
-                              self.proposer.last_steps, self.target.last_inputs)
-            times = RoundTimes(rows=self.target.last_inputs, steps=self.proposer.last_steps,
-                               draft=t1 - t0, verify=t2 - t1, total=clock() - t0)
+            if proposal.chosen_plain:  # the target's own tokens: no draft was offered
+                self.stats.record_plain(keep, plain, proposal.verified)
+            else:
+                self.stats.record(offered, verdict.accepted, keep, gamma, drafts,
+                                  proposal.steps, proposal.verified)
+            times = RoundTimes(rows=proposal.verified, steps=proposal.steps, draft=t1 - t0,
+                               verify=t2 - t1, total=clock() - t0,
+                               plain=plain if proposal.chosen_plain else 0)
             gamma = self.schedule.update(gamma, offered, verdict.accepted, times)
 
             target.rollback_to(n_tokens - 1)
@@ -192,6 +259,44 @@ class SpeculativeSequenceGenerator(nn.Module):
         self._cache = target.buffers  # grown ones included
         return finalized
 
+    def _propose(self, tokens: Tensor, n_tokens: Tensor, gamma: Tensor,
+                 prefix: Optional[Tensor]) -> "Proposal":
+        """The round's drafts: the proposer's, up to each row's cap; or, where the schedule
+        chose 0 or no row has a draft, plain steps to take."""
+        k = int(gamma.max())
+        if k == 0:  # the schedule chose plain steps: drafting does not pay
+            return Proposal(plain=self.schedule.plain_steps(tokens.size(0)), chosen_plain=True)
+        drafts, q, drafted = self.proposer.propose(tokens, n_tokens, k, prefix, self.stop_rule)
+        # the proposer may stop early (EOS, a stop rule); with no draft at all, one plain step
+        return Proposal(drafts, q, torch.minimum(gamma, drafted), self.proposer.last_steps,
+                        plain=1 if drafts.size(1) == 0 else 0)
+
+    def _score(self, target, tokens: Tensor, n_tokens: Tensor, proposal: "Proposal",
+               prefix: Optional[Tensor]) -> Tensor:
+        """The target's logits over each row's window [B, m, V]: its verify pass over the
+        drafts, or its plain steps (whose own choices become the drafts, to be verified like
+        any: `proposal` is completed with them). Sets proposal.verified."""
+        rows = tokens.size(0)
+        if proposal.plain and self.plain is not None and self.plain.usable(
+                target, rows, self.rules, prefix, int(n_tokens.min()) - 1):
+            chosen, logits = self.plain.run(target, tokens, n_tokens, proposal.plain, self.rules)
+            proposal.plain = chosen.size(1)
+            proposal.drafts = chosen[:, :-1]  # the target's own choices, verified as drafts
+            proposal.offered = self._cut_at_eos(proposal.drafts)
+            proposal.verified = self.plain.last_inputs
+            return logits
+        if proposal.drafts is None:  # no C steps here: one position per row, a verify pass
+            proposal.drafts = tokens.new_empty(rows, 0)
+            proposal.offered = torch.zeros_like(n_tokens)
+            proposal.plain = 1
+        offered = proposal.offered
+        window = (n_tokens - 1)[:, None] + torch.arange(proposal.drafts.size(1) + 1,
+                                                          device=tokens.device)[None, :]
+        # each row scores its own window only (ragged): offered drafts + the token after
+        logits = self.target.forward(target, tokens.gather(1, window), counts=offered + 1)
+        proposal.verified = self.target.last_inputs
+        return logits
+
     def _clock(self, device):
         """The round's clock: none (zeros) for a schedule that does not use times; on a GPU
         one that first waits for the work queued so far."""
@@ -205,6 +310,15 @@ class SpeculativeSequenceGenerator(nn.Module):
             torch.cuda.synchronize(device)
             return clock()
         return synchronized
+
+    def _cut_at_eos(self, drafts: Tensor) -> Tensor:
+        """Drafts per row [B] of drafts [B, k]: up to and including a row's first EOS."""
+        bsz, k = drafts.shape
+        offered = torch.full((bsz,), k, dtype=torch.long, device=drafts.device)
+        if k:
+            is_eos = drafts == self.eos
+            offered = torch.where(is_eos.any(1), is_eos.long().argmax(1) + 1, offered)
+        return offered
 
     def _finalize(self, tokens: Tensor, cum: Tensor, n: int) -> Dict[str, Tensor]:
         """A finished row: tokens[1:n] ends with EOS at step n - 2."""

@@ -55,7 +55,8 @@ CSRC = Path(__file__).with_name("csrc")
 HEADER = CSRC / "kernels.h"
 OFF_ENV = "FAIRSEQ_FAST_KERNELS"
 LEVEL_SOURCES = ("small_gemm.c", "attention.c", "decoder_layer.c", "greedy_draft.c",
-                 "beam_step.c", "ngram_block.c", "spec_step.c")  # once per level
+                 "beam_step.c", "ngram_block.c", "ngram_lookup.c",
+                 "spec_step.c")  # once per level
 SHARED_SOURCES = ("abi.c",)  # once, for any CPU
 X86 = platform.machine().lower() in ("x86_64", "amd64")
 BASELINE = ["-march=x86-64"] if X86 else []  # whatever the compiler's own default

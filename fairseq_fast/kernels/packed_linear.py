@@ -262,3 +262,9 @@ def of(module: torch.nn.Module, enabled: bool = True) -> PackedLinear:
     if linear is None:
         linear = per_module[enabled] = PackedLinear(enabled=enabled)
     return linear
+
+
+def share(module: torch.nn.Module, owner: torch.nn.Module) -> None:
+    """Make `module` (a view of some of `owner`'s layers) use `owner`'s PackedLinear objects
+    (of()), so that the weights they share are packed and stacked once."""
+    _SHARED[module] = _SHARED.setdefault(owner, {})

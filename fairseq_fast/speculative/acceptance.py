@@ -140,7 +140,11 @@ class RejectionSampling:
 
     Keep d_j with probability min(1, p_j(d_j) / q_j(d_j)); at the first rejection draw `next`
     from norm(max(0, p - q)); if all gamma drafts are kept draw the bonus from p. p and q are the
-    target's and draft's edited log-probs warped by the same temperature / top-k / top-p."""
+    target's and draft's edited log-probs warped by the same temperature / top-k / top-p.
+
+    q=None: the drafts are certain (n-gram lookup: q one-hot on each draft). Then d_j is kept
+    with probability p_j(d_j), and after a rejection `next` comes from p with d_j removed,
+    renormalised: the same rule, without building a [B, K, V] q."""
 
     needs_draft_probs = True
 
@@ -152,14 +156,18 @@ class RejectionSampling:
 
     def verify(self, lprobs: Tensor, drafts: Tensor, gamma: Tensor, prev_score: Tensor,
                q: Optional[Tensor] = None) -> Verdict:
-        """lprobs [B, K+1, V] target; drafts [B, K]; q [B, K, V] draft distributions."""
+        """lprobs [B, K+1, V] target; drafts [B, K]; q [B, K, V] draft distributions, or None
+        for certain (one-hot) drafts."""
         bsz, kk = drafts.shape
         p = self.distribution(lprobs)  # [B, K+1, V]
         if kk > 0:
             p_d = p[:, :kk].gather(2, drafts[:, :, None]).squeeze(2)
-            q_d = q.gather(2, drafts[:, :, None]).squeeze(2)
             u = torch.rand(p_d.shape, dtype=p_d.dtype, device=p_d.device)
-            keep = u * q_d < p_d  # u < p/q without dividing by a tiny q
+            if q is None:
+                keep = u < p_d  # q(d) = 1
+            else:
+                q_d = q.gather(2, drafts[:, :, None]).squeeze(2)
+                keep = u * q_d < p_d  # u < p/q without dividing by a tiny q
             accepted = leading_true(keep, gamma)
         else:
             accepted = torch.zeros(bsz, dtype=torch.long, device=drafts.device)
@@ -167,8 +175,11 @@ class RejectionSampling:
         p_a = p[rows, accepted]
         rejected = accepted < gamma
         if kk > 0:
-            q_a = q[rows, accepted.clamp(max=kk - 1)]
-            residual = (p_a - q_a).clamp(min=0)
+            if q is None:  # p - onehot(d), clamped: p without d
+                rejected_draft = drafts[rows, accepted.clamp(max=kk - 1)]
+                residual = p_a.scatter(1, rejected_draft[:, None], 0.0)
+            else:
+                residual = (p_a - q[rows, accepted.clamp(max=kk - 1)]).clamp(min=0)
             total = residual.sum(-1, keepdim=True)
             # a rejection where p - q has no positive mass has probability zero; guard rounding
             residual = torch.where(total > 0, residual / total.clamp(min=1e-30), p_a)

@@ -3,7 +3,7 @@
     FixedDraftLength      --draft-len K: every window K long
     MeasuredDraftLength   --adaptive-draft-len: before each round, the one length for the batch
                           that buys the most tokens per second, priced from this run's own
-                          measurements
+                          measurements; 0 (plain decoding steps) where drafting does not pay
 
 The generator asks `window` for the caps of the rows about to draft, and reports each finished
 round to `update`: what the rows were offered and kept, and what the round cost (RoundTimes).
@@ -11,13 +11,20 @@ round to `update`: what the rows were offered and kept, and what the round cost 
 MeasuredDraftLength prices a round of B rows drafting k tokens each as Leviathan et al. (2023) do,
 with costs measured instead of assumed:
 
-    tokens(B, k) = B (1 - a^(k+1)) / (1 - a)          a: the acceptance rate, measured
-    seconds(B, k) = verify(B (k + 1)) + draft(B, k) + rest(B)
+    tokens(B, k) = B ((1 - m) + m (1 - a^(k+1)) / (1 - a))     a: the acceptance rate
+    seconds(B, k) = verify(B (1 + m k)) + draft(B, k) + rest(B)
 
-verify(rows): the target's pass over that many rows; draft(B, k): k draft steps at batch B (a
-call's fixed cost included: the first step costs more than the next); rest(B): the round's other
-work (scores, acceptance, bookkeeping). Each is the median of its recent measurements in this
-run.
+m: the share of rows that have a draft when asked (1 for a draft model, which always has one;
+an n-gram lookup finds one for some rows only), measured like a. verify(rows): the target's pass
+over that many rows; draft(B, k): k draft steps at batch B (a call's fixed cost included: the
+first step costs more than the next); rest(B): the round's other work (scores, acceptance,
+bookkeeping). Each is the median of its recent measurements in this run.
+
+Length 0 is plain decoding: the round runs plain_steps(B) greedy steps of the target and drafts
+nothing (plain_steps.py), priced at B tokens per step for the seconds a step took in this run
+(until one is measured, a verify pass of B rows without the rest: optimistic, so it is tried).
+So a proposer that does not pay for the rows in flight, an n-gram lookup on a task that never
+copies or a weak draft where a pass costs its rows, costs little more than the default generator.
 
 Why measure: on a large target at batch 1 a verify pass costs about one decoder step whatever its
 width (it is bound by reading the weights), so long windows pay; at batch 8 the pass is bound by
@@ -62,12 +69,14 @@ class RoundTimes:
     draft: float
     verify: float
     total: float
+    plain: int = 0  # > 0: a round of that many plain greedy steps, chosen by the schedule
 
 
 class DraftLengthSchedule(Protocol):
-    """Each row's window cap, within [1, maximum]: `start` for a new batch of rows, `window` for
+    """Each row's window cap, within [0, maximum]: `start` for a new batch of rows, `window` for
     the rows about to draft (the batch shrinks as rows finish), `update` after each round with
-    the caps it ran, the drafts offered and kept per row, and its times."""
+    the caps it ran, the drafts offered and kept per row, and its times. A window of 0 for
+    every row is a round of `plain_steps(batch)` plain greedy steps."""
 
     maximum: int
     measures: bool  # whether `update` uses the times (the loop then waits for the device)
@@ -75,6 +84,8 @@ class DraftLengthSchedule(Protocol):
     def start(self, batch: int, device) -> Tensor: ...
 
     def window(self, cap: Tensor) -> Tensor: ...
+
+    def plain_steps(self, batch: int) -> int: ...
 
     def update(self, cap: Tensor, offered: Tensor, accepted: Tensor,
                times: RoundTimes) -> Tensor: ...
@@ -93,6 +104,9 @@ class FixedDraftLength:
 
     def window(self, cap: Tensor) -> Tensor:
         return cap
+
+    def plain_steps(self, batch: int) -> int:
+        return 1
 
     def update(self, cap: Tensor, offered: Tensor, accepted: Tensor,
                times: RoundTimes) -> Tensor:
@@ -142,7 +156,7 @@ class RunningSeconds:
 
 
 class MeasuredDraftLength:
-    """Before each round, the one window length in [1, maximum] for the batch that maximises
+    """Before each round, the one window length in [0, maximum] for the batch that maximises
     tokens(B, k) / seconds(B, k) (module docstring), worked out again every REFRESH rounds;
     `initial` until the first round is measured. `clock`: the time source (tests pass their
     own)."""
@@ -150,6 +164,7 @@ class MeasuredDraftLength:
     measures = True
     REFRESH = 8  # rounds between two choices of the best length for a batch size
     EXPLORE = 16  # every this many rounds, a length next to the best one
+    PLAIN_STEPS = 16  # plain greedy steps in a round of B rows: PLAIN_STEPS // B, at least 1
 
     def __init__(self, initial: int, maximum: int,
                  clock: Callable[[], float] = time.perf_counter):
@@ -158,15 +173,23 @@ class MeasuredDraftLength:
         self.verify = RunningSeconds()  # by rows scored
         self.draft: Dict[int, RunningSeconds] = {}  # by batch size, then by draft steps
         self.rest = RunningSeconds()  # the rest of a round, by batch size
+        self.plain = RunningSeconds()  # a plain greedy step, by batch size
         # drafts kept, and kept + rejected (a round whose row kept fewer than it was offered
         # rejected one), decayed so that the rate follows the text; starting at a = 0.5
         self.kept, self.tried = 1.0, 2.0
+        # rows that had a draft, and rows asked, decayed alike; starting at m = 1
+        self.drafting, self.asked = 1.0, 1.0
         self.rounds = 0
         self._best: Dict[int, int] = {}  # batch size -> length, until the next refresh
 
     @property
     def alpha(self) -> float:
         return min(self.kept / self.tried, 0.99)
+
+    @property
+    def match(self) -> float:
+        """m: the share of rows asked for a draft that had one."""
+        return self.drafting / self.asked
 
     def start(self, batch: int, device) -> Tensor:
         return torch.full((batch,), self.best(batch), dtype=torch.long, device=device)
@@ -180,32 +203,46 @@ class MeasuredDraftLength:
             k = self._best[batch] = self.best(batch)
         if self.rounds % self.EXPLORE == self.EXPLORE - 1:  # alternately one shorter, longer
             step = 1 if self.rounds // self.EXPLORE % 2 else -1
-            k = min(max(k + step, 1), self.maximum)
+            k = min(max(k + step, 0), self.maximum)
         return cap.new_full(cap.shape, k)
 
+    def plain_steps(self, batch: int) -> int:
+        return max(self.PLAIN_STEPS // max(batch, 1), 1)
+
     def best(self, batch: int) -> int:
-        """The window length for `batch` rows that buys the most tokens per second."""
+        """The window length for `batch` rows that buys the most tokens per second (0: plain
+        steps)."""
         rest = self.rest.nearest(batch)
         if rest is None:
             return self.initial
         draft = self.draft[nearest_key(self.draft, batch)]
-        a = self.alpha
-        best, best_rate = self.initial, 0.0
+        a, m = self.alpha, self.match
+        step = self.plain.nearest(batch)
+        if step is None:  # not measured yet: a pass of the batch's rows, nothing around it
+            step = self.verify.optimistic(batch)
+        best, best_rate = 0, 1 / max(step, 1e-9)  # per row
         for k in range(1, self.maximum + 1):
-            seconds = self.verify.optimistic(batch * (k + 1)) + draft.optimistic(k) + rest
-            rate = (1 - a ** (k + 1)) / (1 - a) / max(seconds, 1e-9)
+            seconds = (self.verify.optimistic(round(batch * (1 + m * k)))
+                       + draft.optimistic(k) + rest)
+            rate = ((1 - m) + m * (1 - a ** (k + 1)) / (1 - a)) / max(seconds, 1e-9)
             if rate > best_rate:
                 best, best_rate = k, rate
         return best
 
     def update(self, cap: Tensor, offered: Tensor, accepted: Tensor,
                times: RoundTimes) -> Tensor:
+        self.rounds += 1
+        batch = cap.numel()
+        if times.plain:
+            if self.rounds > 1:
+                self.plain.add(batch, times.total / times.plain)
+            return cap
         kept, rejected = (float(n) for n in (accepted.sum(), (accepted < offered).sum()))
         self.kept = 0.95 * self.kept + kept
         self.tried = 0.95 * self.tried + kept + rejected
-        self.rounds += 1
+        self.drafting = 0.95 * self.drafting + float((offered > 0).sum())
+        self.asked = 0.95 * self.asked + batch
         if self.rounds > 1:  # the first round of a run pays for packing weights, warming caches
-            batch = cap.numel()
             self.verify.add(times.rows, times.verify)
             if batch not in self.draft:
                 self.draft[batch] = RunningSeconds()

@@ -74,6 +74,13 @@ class GreedyDraftSteps:
         <= k: drafting stops once every row has proposed EOS) and advances state.lengths."""
         return self._steps(state, feed, unread, first, k, rules)[0]
 
+    def run_logits(self, state: DecoderState, feed: Tensor, unread: Tensor, first: Tensor,
+                   k: int, rules: StepRules):
+        """run() with every step's logits kept: (drafts [B, k'], logits [B, k', V]), where
+        logits[:, j] scored drafts[:, j] (the speculative loop's plain steps, plain_steps.py)."""
+        drafts, scores, _ = self._steps(state, feed, unread, first, k, rules, True)
+        return drafts, self.lean._scatter(scores[:drafts.size(1)].transpose(0, 1))
+
     def run_scored(self, state: DecoderState, feed: Tensor, first: int, k: int,
                    rules: StepRules, need_attn: bool):
         """run() for one input per row, every step's outputs kept: (drafts [B, k'], scores

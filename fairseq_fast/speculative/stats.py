@@ -9,6 +9,8 @@ The loop calls `record` once per verify pass with what the pass did, per row:
     drafts    [B, K] the proposed tokens
     draft_steps  draft decoder passes this round
     verified  positions the target computed (its lean decoder's last_inputs)
+and `record_plain` once per round of plain greedy steps that the draft-length schedule chose
+instead (draft_length.py): no draft, so alpha and the tokens per target call leave it out.
 """
 from dataclasses import dataclass
 
@@ -27,6 +29,9 @@ class SpecStats:
     committed: int = 0  # tokens written (kept drafts + the target's own), EOS included
     verified: int = 0  # positions the target computed (rows x the window's width unless ragged)
     sentences: int = 0
+    plain_rounds: int = 0  # rounds of plain greedy steps (no draft)
+    plain_steps: int = 0  # their steps
+    plain_committed: int = 0  # tokens they wrote
 
     def record(self, offered: Tensor, accepted: Tensor, committed: Tensor, cap: Tensor,
                drafts: Tensor, draft_steps: int, verified: int) -> None:
@@ -39,6 +44,18 @@ class SpecStats:
         self.rejected += int((accepted < offered).sum())
         self.committed += int(committed.sum())
         self.verified += verified
+
+    def record_plain(self, committed: Tensor, steps: int, verified: int) -> None:
+        """A round of `steps` plain greedy steps: committed [B] tokens written per row."""
+        self.plain_rounds += 1
+        self.plain_steps += steps
+        self.plain_committed += int(committed.sum())
+        self.verified += verified
+
+    @property
+    def plain_share(self) -> float:
+        """Share of the output written by plain steps."""
+        return self.plain_committed / max(self.plain_committed + self.committed, 1)
 
     @property
     def alpha(self) -> float:
@@ -70,10 +87,12 @@ class SpecStats:
         return self.committed / max(self.row_rounds, 1)
 
     def summary(self) -> str:
+        plain = (f", plain steps {self.plain_steps} ({100 * self.plain_share:.1f}% of the "
+                 f"tokens)" if self.plain_rounds else "")
         return (f"speculative decoding: {self.sentences} sentences, target calls "
                 f"{self.target_calls}, draft calls {self.draft_calls}, mean accepted tokens per "
                 f"target call {self.tokens_per_target_call:.2f}, acceptance rate alpha "
-                f"{self.alpha:.3f}, drafts kept {100 * self.kept_share:.1f}%")
+                f"{self.alpha:.3f}, drafts kept {100 * self.kept_share:.1f}%{plain}")
 
 
 @dataclass

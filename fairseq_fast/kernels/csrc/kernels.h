@@ -149,6 +149,12 @@ void ng_block_f32(const int64_t *tokens, int64_t tok_ld, int64_t rows, int64_t l
 void ng_block_f64(const int64_t *tokens, int64_t tok_ld, int64_t rows, int64_t len, int64_t n,
                   double *lprobs, int64_t ld, int64_t vocab, int threads);
 
+/* ngram_lookup.c (portable): n-gram lookup drafts (prompt lookup) for many rows */
+int64_t nl_lookup(const int64_t *tokens, int64_t ld, const int64_t *lengths, int64_t B,
+                  const int64_t *src, int64_t src_ld, int64_t src_len, int64_t nmin,
+                  int64_t nmax, int64_t k, int64_t pad, int64_t eos, int64_t *drafts,
+                  int64_t *drafted);
+
 /* spec_step.c (portable): a greedy verify window's verdict; the commit of what rows keep */
 int64_t sd_greedy_verify_f32(const float *lp, int64_t B, int64_t m, int64_t V,
                              const int64_t *drafts, int64_t k, const int64_t *gamma,

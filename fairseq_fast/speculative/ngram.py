@@ -1,0 +1,142 @@
+"""N-gram lookup as a proposer (prompt lookup decoding): drafts copied from the text itself.
+
+    proposer = NgramProposer(rules, ngram_min=1, ngram_max=3, source_lookup=True)
+
+For each row, its last n tokens (n from ngram_max down to ngram_min) are looked for in its own
+committed tokens and then, where the source shares the target's dictionary, in its source
+sentence; the latest occurrence of the longest suffix that occurs gives the draft: up to k tokens
+that follow it (csrc/ngram_lookup.c states the rule exactly). No model runs, so the draft costs a
+few microseconds a round; it pays where the output copies its input (summaries, corrections,
+paraphrases, post-editing) or repeats itself, and a row whose suffix occurs nowhere drafts
+nothing that round.
+
+A looked-up token is certain: as a proposal its distribution q is one-hot. Greedy verification
+keeps the target's output whatever the draft is; rejection sampling with a one-hot q keeps the
+target's distribution too (acceptance.RejectionSampling, q=None), so no [B, k, V] q is built.
+
+On the CPU the lookup is one C call for the batch (`nl_lookup`); elsewhere `lookup_torch`, the
+same rule in tensor ops.
+"""
+from typing import Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from fairseq_fast.decoding.step_rules import StepRules
+from fairseq_fast.errors import UserError
+from fairseq_fast.kernels import loader
+from fairseq_fast.options import check_ngram_sizes
+from fairseq_fast.speculative.stop_rules import StopRule
+
+
+class NgramProposer:
+    """Proposer (proposer.Proposer) of n-gram lookup drafts. source_lookup: look in the source
+    sentence too (only where the source and target dictionaries are the same)."""
+
+    def __init__(self, rules: StepRules, ngram_min: int = 1, ngram_max: int = 3,
+                 source_lookup: bool = False):
+        check_ngram_sizes(ngram_min, ngram_max)
+        self.rules = rules
+        self.ngram_min, self.ngram_max = int(ngram_min), int(ngram_max)
+        self.source_lookup = source_lookup
+        self.source: Optional[Tensor] = None  # [B, S] this batch's source, rows in flight
+        self.calls = 0  # decoder passes: none
+        self.last_steps = 0
+
+    def start(self, net_input: dict, batch: int, capacity: int,
+              encoder_out: Optional[dict] = None) -> None:
+        self.source = net_input["src_tokens"] if self.source_lookup else None
+
+    def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
+                stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
+        """As DraftModelProposer.propose; q is None (one-hot: the drafts are certain)."""
+        if stop is not None:
+            raise UserError("n-gram lookup drafts have no probabilities for a stop rule")
+        drafts, drafted = lookup(tokens, n_tokens, self.source, self.ngram_min, self.ngram_max,
+                                 k, self.rules.pad, self.rules.eos)
+        width = drafts.size(1)
+        if width:
+            steps = torch.arange(width, device=tokens.device)
+            place = n_tokens[:, None] + steps
+            keep = steps[None, :] < drafted[:, None]
+            tokens.scatter_(1, place, torch.where(keep, drafts, tokens.gather(1, place)))
+        return drafts, None, drafted
+
+    def rollback(self, n_tokens: Tensor) -> None:
+        pass
+
+    def select_rows(self, rows: Tensor) -> None:
+        if self.source is not None:
+            self.source = self.source.index_select(0, rows)
+
+
+def lookup(tokens: Tensor, n_tokens: Tensor, source: Optional[Tensor], ngram_min: int,
+           ngram_max: int, k: int, pad: int, eos: int) -> Tuple[Tensor, Tensor]:
+    """Each row's n-gram lookup draft: (drafts [B, k'], drafted [B]); k' = max(drafted) <= k,
+    entries past a row's drafted count are pad. tokens [B, L] (BOS at 0), n_tokens [B] the
+    committed tokens per row, source [B, S] or None."""
+    fn = loader.function("nl_lookup") if tokens.device.type == "cpu" else None
+    if fn is None or tokens.dtype != torch.long:
+        return lookup_torch(tokens, n_tokens, source, ngram_min, ngram_max, k, pad, eos)
+    bsz = tokens.size(0)
+    tokens = tokens if tokens.stride(1) == 1 else tokens.contiguous()
+    lengths = n_tokens.contiguous()
+    if source is not None:
+        source = source.contiguous()
+    drafts = torch.full((bsz, max(k, 0)), pad, dtype=torch.long)
+    drafted = torch.empty(bsz, dtype=torch.long)
+    widest = fn(tokens.data_ptr(), tokens.stride(0), lengths.data_ptr(), bsz,
+                None if source is None else source.data_ptr(),
+                0 if source is None else source.stride(0),
+                0 if source is None else source.size(1), ngram_min, ngram_max, k, pad, eos,
+                drafts.data_ptr(), drafted.data_ptr())
+    return drafts[:, :widest], drafted
+
+
+def lookup_torch(tokens: Tensor, n_tokens: Tensor, source: Optional[Tensor], ngram_min: int,
+                 ngram_max: int, k: int, pad: int, eos: int) -> Tuple[Tensor, Tensor]:
+    """lookup() in tensor ops (any device): per n, every window of the history and the source
+    compared with the suffix at once, the latest match by a max over positions."""
+    bsz, length = tokens.shape
+    device = tokens.device
+    filler = lambda t: (t == pad) | (t == eos) | (t < 0)  # noqa: E731
+    # one haystack per row: history (positions 0 .. L-1), then the source (L .. L+S-1); a
+    # history position at or past the row's length is a filler
+    hist = tokens.masked_fill(torch.arange(length, device=device)[None, :] >= n_tokens[:, None],
+                              pad)
+    hay = hist if source is None else torch.cat([hist, source.to(tokens)], dim=1)
+    total = hay.size(1)
+    positions = torch.arange(total, device=device)
+    found = torch.full((bsz,), -1, dtype=torch.long, device=device)  # start of the continuation
+    ends = torch.zeros(bsz, dtype=torch.long, device=device)  # where it must end
+    for n in range(ngram_max, ngram_min - 1, -1):
+        if total <= n:
+            continue
+        start = (n_tokens - n).clamp(min=0)
+        at = (start[:, None] + torch.arange(n, device=device)[None, :]).clamp(max=length - 1)
+        suffix = hist.gather(1, at)
+        usable = (n_tokens - 1 >= n) & ~filler(suffix).any(1) & (found < 0)
+        windows = hay.unfold(1, n, 1)  # [B, total - n + 1, n]
+        match = (windows == suffix[:, None, :]).all(2)
+        p = positions[: total - n + 1][None, :]
+        after = hay.gather(1, (p + n).clamp(max=total - 1).expand(bsz, -1))
+        in_hist = (p >= 1) & (p + n <= n_tokens[:, None] - 1)
+        in_src = p >= length if source is not None else torch.zeros_like(in_hist)
+        if source is not None:
+            in_src = in_src & (p + n <= total - 1)
+        ok = match & ~filler(after) & usable[:, None]
+        hist_p = torch.where(ok & in_hist, p, -1).max(1).values
+        src_p = torch.where(ok & in_src, p, -1).max(1).values
+        take = torch.where(hist_p >= 0, hist_p, src_p)
+        hit = take >= 0
+        found = torch.where(hit, take + n, found)
+        ends = torch.where(hit, torch.where(hist_p >= 0, n_tokens, torch.full_like(
+            n_tokens, total)), ends)
+    steps = torch.arange(max(k, 0), device=device)
+    at = found[:, None] + steps[None, :]
+    cont = hay.gather(1, at.clamp(0, total - 1))
+    good = (found[:, None] >= 0) & (at < ends[:, None]) & ~filler(cont)
+    drafted = good.long().cumprod(1).sum(1)
+    widest = int(drafted.max()) if bsz else 0
+    drafts = torch.where(steps[None, :] < drafted[:, None], cont, torch.full_like(cont, pad))
+    return drafts[:, :widest], drafted
