@@ -35,6 +35,11 @@ its own process, each writing its JSON into --out:
                                         missing: an hour and some minutes) against the hand-made
                                         drafts, alpha and speed over the default generator at
                                         x1 and x4, batch 1 and 8; the same on a language model
+    draftfree    benchmark_draft_free.py  speculative decoding with no trained draft (n-gram
+                                        lookup, the target's first layers) against a model
+                                        draft: a copy-heavy denoising pair (trained when
+                                        missing: about 75 minutes), long sources, the demo MT
+                                        pair x1 and x4, batch 1 and 8
 
 The gpu step runs only where torch sees a CUDA GPU; elsewhere it is skipped with a line. Its JSON
 and environment are also copied into docs/gpu/, and a run without them in --out renders the
@@ -79,6 +84,7 @@ MARKDOWN = os.path.join(ROOT, "docs", "benchmarks.md")
 README = os.path.join(ROOT, "README.md")
 FIGURES_START, FIGURES_END = "<!-- figures:start -->", "<!-- figures:end -->"
 DRAFT_START, DRAFT_END = "<!-- draft:start -->", "<!-- draft:end -->"
+DRAFT_FREE_START, DRAFT_FREE_END = "<!-- draftfree:start -->", "<!-- draftfree:end -->"
 
 #            name          script                   full arguments                   --quick
 SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentences", "24",
@@ -112,7 +118,10 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentence
           ["--factors", "1", "--sentences", "6", "--batch-sentences", "32", "--repeats", "1"]),
          ("draft", "benchmark_draft.py", ["--lm"],
           ["--made", os.path.join(ROOT, "work", "draft-quick", "draft.pt"), "--hours", "0.05",
-           "--factors", "1", "--sentences", "8", "--batch-sentences", "16", "--repeats", "1"])]
+           "--factors", "1", "--sentences", "8", "--batch-sentences", "16", "--repeats", "1"]),
+         ("draftfree", "benchmark_draft_free.py", [],
+          ["--factors", "1", "--sentences", "6", "--batch-sentences", "16", "--long-sentences",
+           "3", "--sweep-sentences", "3", "--repeats", "1", "--slices", "1"])]
 # benchmarks that need a machine a plain run may not have: where their figures are kept between
 # runs (the last such run's JSON and environment), and the test that says whether one can run
 KEPT = {"gpu": os.path.join(ROOT, "docs", "gpu")}
@@ -780,12 +789,46 @@ def draft_sentence(report):
     return text
 
 
+def draft_free_sentence(report):
+    """The README's figures for --draft-method ngram and layers (the draftfree benchmark);
+    None without it."""
+    data = report.get("draftfree")
+    if not data or not data.get("rows"):
+        return None
+    speed = {(r["setting"], r["batch_size"], r["engine"]): r["speed_over_default"]
+             for r in data["rows"]}
+    fmt = lambda setting, batch, engine: (  # noqa: E731
+        f"{speed[(setting, batch, engine)]:.2f}x" if (setting, batch, engine) in speed else "-")
+    wide = max((r["setting"] for r in data["rows"] if r["setting"].startswith("mt x")),
+               key=lambda t: int(t[4:]), default=None)
+    text = (f"On {data.get('threads', 2)} CPU threads, greedy, with `--adaptive-draft-len`, over "
+            f"the default generator: `ngram` {fmt('copy', 1, 'ngram, adaptive')} at batch 1 and "
+            f"{fmt('copy', 8, 'ngram, adaptive')} at batch 8 on an English denoising model "
+            f"(its output copies most of its input; `scripts/copy_pair.py`), "
+            f"{fmt('long', 1, 'ngram, adaptive')} on inputs of several hundred tokens, "
+            f"{fmt('mt x1', 1, 'ngram, adaptive')} on the demo Spanish→English pair")
+    if wide and wide != "mt x1":
+        text += f" ({fmt(wide, 1, 'ngram, adaptive')} widened {wide[3:]})"
+    text += (f"; `layers` {fmt('copy', 1, 'layers, adaptive')} on the denoiser"
+             + (f", {fmt(wide, 1, 'layers, adaptive')} on the demo target widened {wide[3:]}"
+                if wide else "")
+             + " (docs/benchmarks.md's draftfree section).")
+    return text
+
+
 def update_readme_draft(report, envs, readme=README):
-    """Rewrite the README's "Getting a draft" figures from a full run of the draft benchmark."""
-    text = draft_sentence(report)
-    if text is None or envs.get("draft", {}).get("quick") or "draft" not in envs:
-        return False
-    return _replace_block(readme, DRAFT_START, DRAFT_END, text, "draft figures")
+    """Rewrite the README's "Getting a draft" figures from a full run of the draft benchmark,
+    and its draft-free figures from a full run of the draftfree benchmark."""
+    written = False
+    for name, sentence, start, end, what in (
+            ("draft", draft_sentence, DRAFT_START, DRAFT_END, "draft figures"),
+            ("draftfree", draft_free_sentence, DRAFT_FREE_START, DRAFT_FREE_END,
+             "draft-free figures")):
+        text = sentence(report)
+        if text is None or envs.get(name, {}).get("quick") or name not in envs:
+            continue
+        written |= _replace_block(readme, start, end, text, what)
+    return written
 
 
 def plot(report, png):
