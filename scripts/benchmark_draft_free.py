@@ -5,7 +5,8 @@ with sources of several hundred tokens.
 
     python scripts/benchmark_draft_free.py [--sentences 30] [--batch-sentences 64]
         [--long-sentences 12] [--repeats 3] [--slices 2] [--factors 1,4] [--copy work/copy]
-        [--copy-hours 0.7] [--copy-draft-hours 0.5] [--sweep-sentences 16] [--json work/benchmark_draft_free.json]
+        [--copy-hours 0.7] [--copy-draft-hours 0.25] [--sweep-sentences 16]
+        [--json work/benchmark_draft_free.json]
 
 Settings (greedy, beam 1):
   copy     scripts/copy_pair.py's English->English denoising target (made when missing: about
@@ -286,7 +287,7 @@ def main():
     ap.add_argument("--copy", default=os.path.join(WORK, "copy"),
                     help="the copy pair's folder (scripts/copy_pair.py --out)")
     ap.add_argument("--copy-hours", type=float, default=0.7)
-    ap.add_argument("--copy-draft-hours", type=float, default=0.5)
+    ap.add_argument("--copy-draft-hours", type=float, default=0.25)
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
     ap.add_argument("--json", default=os.path.join(WORK, "benchmark_draft_free.json"))
     args = ap.parse_args()
@@ -296,8 +297,8 @@ def main():
     copy_langs = (copy_pair.SRC, copy_pair.TGT)
     mt_data = demo.binarise()
     factors = [int(f) for f in args.factors.split(",")]
-    report = {"threads": args.threads, "draft_len": DRAFT_LEN, "rows": [], "sweep": [],
-              "reuse": []}
+    report = {"threads": args.threads, "draft_len": DRAFT_LEN, "copy_hours": args.copy_hours,
+              "copy_draft_hours": args.copy_draft_hours, "rows": [], "sweep": [], "reuse": []}
     for batch_size, n in ((1, args.sentences), (8, args.batch_sentences)):
         report["rows"] += measure_setting("copy", copy_target, copy_data, copy_langs, "test",
                                           engines(copy_draft), batch_size, n, args)

@@ -2,7 +2,7 @@
 """A copy-heavy model pair from the project's own data: English -> English denoising, shaped like
 grammatical error correction (the output is mostly the input, with a few edits).
 
-    python scripts/copy_pair.py [--out work/copy] [--hours 0.7] [--draft-hours 0.5]
+    python scripts/copy_pair.py [--out work/copy] [--hours 0.7] [--draft-hours 0.25]
 
 Stages, each skipped when its output is there (a run cut short resumes):
   data    the demo corpus's English side (scripts/prepare_data.py's split by book, made when
@@ -186,7 +186,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "work", "copy"))
     ap.add_argument("--hours", type=float, default=0.7, help="training time of the target")
-    ap.add_argument("--draft-hours", type=float, default=0.5,
+    ap.add_argument("--draft-hours", type=float, default=0.25,
                     help="fairseq-fast-draft's --hours for its draft (0: no draft)")
     args = ap.parse_args()
     target, draft, data = build(args.out, args.hours, args.draft_hours)

@@ -38,7 +38,7 @@ its own process, each writing its JSON into --out:
     draftfree    benchmark_draft_free.py  speculative decoding with no trained draft (n-gram
                                         lookup, the target's first layers) against a model
                                         draft: a copy-heavy denoising pair (trained when
-                                        missing: about 75 minutes), long sources, the demo MT
+                                        missing: about an hour), long sources, the demo MT
                                         pair x1 and x4, batch 1 and 8
 
 The gpu step runs only where torch sees a CUDA GPU; elsewhere it is skipped with a line. Its JSON
