@@ -13,10 +13,10 @@ class DummyTask:
         self.target_dictionary = tgt_dict
 
 
-def make_dictionary(size: int) -> Dictionary:
+def make_dictionary(size: int, prefix: str = "w") -> Dictionary:
     d = Dictionary()
     for i in range(size):
-        d.add_symbol(f"w{i}")
+        d.add_symbol(f"{prefix}{i}")
     d.finalize(padding_factor=1)
     return d
 

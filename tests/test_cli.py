@@ -155,21 +155,40 @@ def test_generate_without_a_draft_model_matches_stock(tiny_pair, ours):
 
 @pytest.mark.parametrize("case,needles", [
     (["--draft-method", "ngram", "--draft-path", "{draft}"], ["uses no draft model"]),
-    (["--draft-method", "ngram", "--draft-vocab", "8"], ["--draft-vocab is for a draft model"]),
-    (["--draft-method", "ngram", "--ngram-min", "3", "--ngram-max", "2"], ["--ngram-max"]),
-    (["--draft-method", "bogus"], ["unknown --draft-method 'bogus'"]),
     (["--draft-method", "layers", "--draft-layers", "5"], ["between 1 and 1"]),
-    (["--draft-method", "layers", "--draft-path", "{draft}"], ["drop --draft-path"]),
-    (["--draft-layers", "2", "--draft-path", "{draft}"], ["--draft-layers is for"]),
-    (["--ngram-max", "4", "--draft-path", "{draft}"], ["--ngram-min / --ngram-max are for"]),
     (["--generator", "bild", "--draft-method", "ngram"], ["BiLD's fallback needs"]),
-    (["--generator", "default", "--draft-method", "ngram"], ["--draft-method ngram is for"]),
 ])
 def test_draft_method_refusals(tiny_pair, case, needles):
+    """Through the tool: one line, before and after the model is loaded (the rest of the
+    refusals: test_draft_method_flags_are_checked)."""
     draft = os.path.join(tiny_pair, "draft.pt")
     args = generate_args(tiny_pair) + ["--generator", "speculative"] + [
         a.format(draft=draft) for a in case]
     assert_one_line_error(run("fairseq-generate", args), *needles)
+
+
+@pytest.mark.parametrize("flags,needle", [
+    (dict(draft_method="ngram", draft_vocab=8), "--draft-vocab is for a draft model"),
+    (dict(draft_method="ngram", ngram_min=3, ngram_max=2), "--ngram-max"),
+    (dict(draft_method="ngram", ngram_min=0), "--ngram-min"),
+    (dict(draft_method="bogus"), "unknown --draft-method 'bogus'"),
+    (dict(draft_method="layers", draft_path="{draft}"), "drop --draft-path"),
+    (dict(draft_method="layers", draft_layers=-1), "--draft-layers must be"),
+    (dict(draft_layers=2, draft_path="{draft}"), "--draft-layers is for"),
+    (dict(ngram_max=4, draft_path="{draft}"), "--ngram-min / --ngram-max are for"),
+    (dict(generator="default", draft_method="ngram"), "--draft-method ngram is for"),
+])
+def test_draft_method_flags_are_checked(tiny_pair, flags, needle):
+    from argparse import Namespace
+
+    from fairseq_fast import options
+    from fairseq_fast.errors import UserError
+
+    draft = os.path.join(tiny_pair, "draft.pt")
+    given = dict(dict(generator="speculative"), **{
+        k: v.format(draft=draft) if isinstance(v, str) else v for k, v in flags.items()})
+    with pytest.raises(UserError, match=re.escape(needle)):
+        options.resolve(Namespace(**given))
 
 
 def test_draft_without_path(tiny_pair):

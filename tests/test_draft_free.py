@@ -11,7 +11,6 @@ import random
 
 import pytest
 import torch
-from fairseq.data import Dictionary
 from fairseq.sequence_generator import SequenceGenerator
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,18 +27,7 @@ from test_speculative_equality import SETTINGS, compare, generation, model_shape
 
 DICT = make_dictionary(16)
 TASK = DummyTask(DICT, DICT)
-
-
-def other_dictionary(size: int) -> Dictionary:
-    """A source dictionary with the target's size and other symbols (no source lookup)."""
-    d = Dictionary()
-    for i in range(size):
-        d.add_symbol(f"src{i}")
-    d.finalize(padding_factor=1)
-    return d
-
-
-OTHER_TASK = DummyTask(other_dictionary(16), DICT)
+OTHER_TASK = DummyTask(make_dictionary(16, prefix="src"), DICT)  # no source lookup
 
 
 # -- the lookup -------------------------------------------------------------------------------
