@@ -44,7 +44,7 @@ def _call(fn, x, packed, bias, res, relu, threads, *sparse):
 
 
 @needs_kernel
-@pytest.mark.parametrize("level", loader.built_levels(loader.library() or object()))
+@pytest.mark.parametrize("level", loader.runnable_levels(loader.library() or object()))
 @pytest.mark.parametrize("values", ["float16", "float32"])
 def test_sparse_input_kernel_gives_the_dense_kernels_bits(level, values):
     """Row counts from one to several row groups, inputs not a multiple of a chunk, a partial

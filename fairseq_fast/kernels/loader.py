@@ -265,15 +265,20 @@ def built_levels(lib: ctypes.CDLL) -> List[str]:
     return [level for level in LEVELS if hasattr(lib, f"sg_block_{level}")]
 
 
+def runnable_levels(lib: ctypes.CDLL) -> List[str]:
+    """The built levels this CPU can run, best first: the CPU's own and those below it (a level
+    above it would stop the process with an illegal instruction)."""
+    levels = list(LEVELS)
+    return [lv for lv in levels[levels.index(cpu_level()):] if lv in built_levels(lib)]
+
+
 def level() -> Optional[str]:
     """The level whose kernels run here: the CPU's, or the best built one below it; None
     without the library."""
     lib = library()
     if lib is None:
         return None
-    levels = list(LEVELS)
-    built = built_levels(lib)
-    return next((lv for lv in levels[levels.index(cpu_level()):] if lv in built), None)
+    return next(iter(runnable_levels(lib)), None)
 
 
 def variant(name: str, at_level: Optional[str]):
