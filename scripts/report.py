@@ -116,10 +116,14 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentence
           ["--models", "demo", "--rows", "1", "--repeats", "1", "--steps", "2"]),
          ("gpu", "benchmark_gpu.py", ["--sentences", "30", "--batch-sentences", "160"],
           ["--factors", "1", "--sentences", "6", "--batch-sentences", "32", "--repeats", "1"]),
-         ("draft", "benchmark_draft.py", ["--lm"],
+         ("draft", "benchmark_draft.py", ["--lm", "--sentences", "30", "--batch-sentences",
+                                          "48"],
           ["--made", os.path.join(ROOT, "work", "draft-quick", "draft.pt"), "--hours", "0.05",
            "--factors", "1", "--sentences", "8", "--batch-sentences", "16", "--repeats", "1"]),
-         ("draftfree", "benchmark_draft_free.py", [],
+         ("draftfree", "benchmark_draft_free.py", ["--sentences", "20", "--batch-sentences",
+                                                   "48", "--long-sentences", "8",
+                                                   "--sweep-sentences", "10", "--copy-hours",
+                                                   "0.5", "--copy-draft-hours", "0.15"],
           ["--factors", "1", "--sentences", "6", "--batch-sentences", "16", "--long-sentences",
            "3", "--sweep-sentences", "3", "--repeats", "1", "--slices", "1"])]
 # benchmarks that need a machine a plain run may not have: where their figures are kept between
