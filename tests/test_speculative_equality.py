@@ -217,3 +217,27 @@ def test_drafts_of_a_row_end_at_its_first_eos():
                 ends = (drafts[b, :n] == DICT.eos()).tolist()
                 last_step = committed[b] - 1 + n - 1  # the step of row b's last draft
                 assert ends == [False] * (n - 1) + [last_step >= 4]
+
+
+def test_window_attention_sums_short_rows_as_stocks_step():
+    """A verify window's queries attend over key slots padded with masked ones up to the
+    longest row: each query's float32 softmax has the bits of stock's step, which softmaxes
+    exactly the keys it sees (torch sums a row shorter than its vector width value by value,
+    the same row padded past that width lane by lane)."""
+    from fairseq_fast.decoding.lean_decoder import _attend
+
+    g = torch.Generator().manual_seed(0)
+    for total in (3, 5, 8, 9, 16, 17, 40):
+        n = min(total, 6)
+        q, k, v = (torch.randn(2, 2, t, 4, generator=g, dtype=torch.float64)
+                   for t in (n, total, total))
+        keys = torch.stack([torch.arange(n) + total - n + 1, torch.arange(n) + 1])  # ragged
+        mask = (torch.arange(total)[None, None, :] >= keys[:, :, None])[:, None]
+        _, probs = _attend(q, k, v, mask, keep_probs=True, keys=keys)
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        for b in range(2):
+            for j in range(n):
+                c = int(keys[b, j])
+                want = torch.softmax(scores[b, :, j, :c], dim=-1, dtype=torch.float32)
+                assert torch.equal(probs[b, :, j, :c], want), (total, b, j)
+                assert not probs[b, :, j, c:].any()

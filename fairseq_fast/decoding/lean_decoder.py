@@ -57,12 +57,40 @@ def _heads(x: Tensor, heads: int) -> Tensor:
     return x.view(b, t, heads, e // heads).transpose(1, 2)
 
 
+def _softmax_lanes() -> int:
+    """Keys below which torch's CPU softmax sums a row one value at a time (a longer row is
+    summed lane by lane, a masked slot adding an exact zero to its lane): the width of its
+    float32 vectors at this CPU's capability, or more where that width is not known."""
+    capability = torch.backends.cpu.get_cpu_capability()
+    return 16 if capability.startswith("AVX512") else 8 if capability == "AVX2" else 32
+
+
+def _short_rows_as_stock(scores: Tensor, probs32: Tensor, keys: Tensor) -> Tensor:
+    """probs32 with each query that sees fewer keys than _softmax_lanes() softmaxed over exactly
+    its keys, as stock's incremental step computes it: torch sums such a row one value at a
+    time, but the same row padded with masked slots to that width or more lane by lane, and
+    the two sums can round differently. scores [B, H, n, T], keys [B, n]: the keys query
+    (b, j) sees (slots 0 .. keys - 1)."""
+    if scores.size(-1) < _softmax_lanes() or scores.device.type != "cpu":
+        return probs32
+    short = keys[keys < min(_softmax_lanes(), scores.size(-1))]
+    if short.numel() == 0:
+        return probs32
+    by_query, out = scores.transpose(1, 2), probs32.transpose(1, 2)  # [B, n, H, T] views
+    for c in short.unique().tolist():
+        at = keys == c
+        row = torch.softmax(by_query[at][..., :c], dim=-1, dtype=torch.float32)
+        out[at] = torch.cat([row, row.new_zeros(row.shape[:-1] + (out.size(-1) - c,))], -1)
+    return probs32
+
+
 def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor],
-            keep_probs: bool = False):
+            keep_probs: bool = False, keys: Optional[Tensor] = None):
     """q [B, H, n, D] (already scaled), k/v [B / g, H, T, D] shared by g consecutive query rows
     (a sentence's beams), mask bool broadcastable to [B / g, H, g * n, T] (or [B, H, n, T] when
-    g == 1) with True = masked. Returns [B, n, H * D], and the float32 attention probabilities
-    [B, H, n, T] when keep_probs."""
+    g == 1) with True = masked. keys [B, n] (self-attention, g == 1): the key slots each query
+    sees (0 .. keys - 1), so that a short row's softmax is summed as stock's. Returns [B, n,
+    H * D], and the float32 attention probabilities [B, H, n, T] when keep_probs."""
     b, h, n, d = q.shape
     g = b // k.size(0)
     if g > 1:  # grouped: fold the beams into the query axis instead of copying K/V per beam
@@ -72,6 +100,8 @@ def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor],
         scores = scores.masked_fill(mask, float("-inf"))
     # fairseq computes the attention softmax in float32 whatever the model's dtype
     probs32 = torch.softmax(scores, dim=-1, dtype=torch.float32)
+    if keys is not None and g == 1:
+        probs32 = _short_rows_as_stock(scores, probs32, keys.expand(b, n))
     out = torch.matmul(probs32.to(scores.dtype), v)
     if g > 1:
         out = out.view(k.size(0), h, g, n, d).transpose(1, 2).reshape(b, h, n, d)
@@ -380,7 +410,7 @@ class LeanDecoder:
             x = cpu_attention.attend(q, cache_k[:, :, :total], cache_v[:, :, :total], start=mask,
                                      origin=state.origin)
         else:
-            x = _attend(q, *state.keys_values(i, total), mask)
+            x = _attend(q, *state.keys_values(i, total), mask, keys=positions + 1)
         if layer.c_attn is None and layer.attn_ln is None:
             x = self._linear(attn.out_proj, x, residual)
         else:
