@@ -123,7 +123,7 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentence
          ("draftfree", "benchmark_draft_free.py", ["--sentences", "20", "--batch-sentences",
                                                    "48", "--long-sentences", "8",
                                                    "--sweep-sentences", "10", "--copy-hours",
-                                                   "0.5", "--copy-draft-hours", "0.15"],
+                                                   "0.85", "--copy-draft-hours", "0"],
           ["--factors", "1", "--sentences", "6", "--batch-sentences", "16", "--long-sentences",
            "3", "--sweep-sentences", "3", "--repeats", "1", "--slices", "1"])]
 # benchmarks that need a machine a plain run may not have: where their figures are kept between
