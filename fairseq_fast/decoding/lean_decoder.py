@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fairseq_fast.kernels import cpu_attention
+from fairseq_fast.kernels import cpu_attention, loader
 from fairseq_fast.decoding.cuda_graphs import StepGraphs
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.errors import UserError
@@ -60,9 +60,9 @@ def _heads(x: Tensor, heads: int) -> Tensor:
 def _softmax_lanes() -> int:
     """Keys below which torch's CPU softmax sums a row one value at a time (a longer row is
     summed lane by lane, a masked slot adding an exact zero to its lane): the width of its
-    float32 vectors at this CPU's capability, or more where that width is not known."""
-    capability = torch.backends.cpu.get_cpu_capability()
-    return 16 if capability.startswith("AVX512") else 8 if capability == "AVX2" else 32
+    float32 vectors at this CPU's level (loader.cpu_level), or more where that width is not
+    known."""
+    return {"avx512": 16, "avx2": 8}.get(loader.cpu_level(), 32)
 
 
 def _short_rows_as_stock(scores: Tensor, probs32: Tensor, keys: Tensor) -> Tensor:
@@ -71,9 +71,10 @@ def _short_rows_as_stock(scores: Tensor, probs32: Tensor, keys: Tensor) -> Tenso
     time, but the same row padded with masked slots to that width or more lane by lane, and
     the two sums can round differently. scores [B, H, n, T], keys [B, n]: the keys query
     (b, j) sees (slots 0 .. keys - 1)."""
-    if scores.size(-1) < _softmax_lanes() or scores.device.type != "cpu":
+    lanes = _softmax_lanes()
+    if scores.size(-1) < lanes or scores.device.type != "cpu":
         return probs32
-    short = keys[keys < min(_softmax_lanes(), scores.size(-1))]
+    short = keys[keys < lanes]
     if short.numel() == 0:
         return probs32
     by_query, out = scores.transpose(1, 2), probs32.transpose(1, 2)  # [B, n, H, T] views
