@@ -45,7 +45,7 @@ typedef __m512 vec;
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) && !defined(FF_GENERIC)
 #include <immintrin.h>
 #define LANES 8
-#define ROWS 2 /* 2 x 4 accumulators + 4 weights + 1 broadcast <= 16 ymm */
+#define ROWS 3 /* 3 x 4 accumulators + 1 broadcast; weights as FMA memory operands: <= 16 ymm */
 typedef __m256 vec;
 #define LOAD_F32(p) _mm256_loadu_ps(p)
 #define LOAD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
@@ -78,6 +78,12 @@ typedef __m256 vec;
     case 3: FN(3, __VA_ARGS__); break;                                                         \
     case 4: FN(4, __VA_ARGS__); break;                                                         \
     default: FN(5, __VA_ARGS__); break;                                                        \
+  }
+#elif ROWS == 3
+#define SMALLER_GROUP(FN, nr, ...)                                                             \
+  switch (nr) {                                                                                \
+    case 1: FN(1, __VA_ARGS__); break;                                                         \
+    default: FN(2, __VA_ARGS__); break;                                                        \
   }
 #else /* ROWS == 2 */
 #define SMALLER_GROUP(FN, nr, ...) FN(1, __VA_ARGS__)
