@@ -18,6 +18,9 @@ Stages, each skipped when its output is there (a run cut short resumes):
           target token: n-gram lookup may copy from the source.
   train   fairseq-train: the demo target's shape (transformer, 4 encoder + 6 decoder layers x
           256, FFN 1024, pre-norm, all embeddings shared), label smoothing 0.1, for --hours.
+          It starts from the demo target's weights (--finetune-from-model; same shape, same
+          joined dictionary): its decoder already writes English, so within a short budget it
+          learns to copy; --from-scratch starts from random weights instead.
   export  the best checkpoint as float16 weights only: OUT/target.pt (dictionaries beside it).
   draft   fairseq-fast-draft --hours --draft-hours on it: OUT/draft.pt (the model draft the
           benchmarks compare with; --draft-hours 0 skips it).
@@ -139,7 +142,9 @@ def make_data(out, seed=1):
     return dest
 
 
-def train(data, save, hours):
+def train(data, save, hours, init=None):
+    start = (["--finetune-from-model", init, "--warmup-updates", "100"] if init
+             else ["--warmup-updates", "400"])
     subprocess.run(
         [os.path.join(BIN, "fairseq-train"), data, "--task", "translation",
          "--source-lang", SRC, "--target-lang", TGT, "--arch", "transformer",
@@ -150,7 +155,7 @@ def train(data, save, hours):
          "--encoder-normalize-before", "--decoder-normalize-before",
          "--dropout", "0.1", "--attention-dropout", "0.0",
          "--optimizer", "adam", "--adam-betas", "(0.9,0.98)", "--clip-norm", "0.0",
-         "--lr", "1e-3", "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "400",
+         "--lr", "1e-3", "--lr-scheduler", "inverse_sqrt", *start,
          "--warmup-init-lr", "1e-7", "--criterion", "label_smoothed_cross_entropy",
          "--label-smoothing", "0.1", "--max-tokens", "4096", "--stop-time-hours", str(hours),
          "--max-source-positions", "1024", "--max-target-positions", "1024",
@@ -159,9 +164,10 @@ def train(data, save, hours):
         check=True, env=dict(os.environ, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1"))
 
 
-def build(out, hours, draft_hours=0.0):
+def build(out, hours, draft_hours=0.0, from_scratch=False):
     """OUT/target.pt (and OUT/draft.pt with draft_hours), made when missing; their paths and
-    the data-bin."""
+    the data-bin. The target starts from the demo target's weights, or from random ones with
+    from_scratch."""
     from fairseq_fast.draft.export import slim
 
     data = os.path.join(out, "data-bin")
@@ -170,7 +176,7 @@ def build(out, hours, draft_hours=0.0):
     target = os.path.join(out, "target.pt")
     if not os.path.exists(target):
         save = os.path.join(out, "ckpt")
-        train(data, save, hours)
+        train(data, save, hours, None if from_scratch else os.path.join(EXAMPLE, "target.pt"))
         for lang in (SRC, TGT):
             shutil.copy(os.path.join(data, f"dict.{lang}.txt"), out)
         slim(os.path.join(save, "checkpoint_best.pt"), target, data=".")
@@ -188,8 +194,10 @@ def main():
     ap.add_argument("--hours", type=float, default=0.7, help="training time of the target")
     ap.add_argument("--draft-hours", type=float, default=0.25,
                     help="fairseq-fast-draft's --hours for its draft (0: no draft)")
+    ap.add_argument("--from-scratch", action="store_true",
+                    help="train the target from random weights, not from the demo target's")
     args = ap.parse_args()
-    target, draft, data = build(args.out, args.hours, args.draft_hours)
+    target, draft, data = build(args.out, args.hours, args.draft_hours, args.from_scratch)
     print(f"[copy] target {target}, draft {draft}, data {data}")
 
 
