@@ -123,7 +123,7 @@ SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentence
          ("draftfree", "benchmark_draft_free.py", ["--sentences", "20", "--batch-sentences",
                                                    "48", "--long-sentences", "8",
                                                    "--sweep-sentences", "10", "--copy-hours",
-                                                   "0.85", "--copy-draft-hours", "0"],
+                                                   "0.5", "--copy-draft-hours", "0"],
           ["--factors", "1", "--sentences", "6", "--batch-sentences", "16", "--long-sentences",
            "3", "--sweep-sentences", "3", "--repeats", "1", "--slices", "1"])]
 # benchmarks that need a machine a plain run may not have: where their figures are kept between
@@ -500,14 +500,44 @@ def sections(text):
     return found
 
 
-def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None):
+def header_of(text):
+    """The part of a benchmarks.md before its first section (title, environment table, plot)."""
+    parts = re.split(r"^(?=## )", text, maxsplit=1, flags=re.M)
+    return parts[0].rstrip("\n") if len(parts) > 1 else None
+
+
+def header_environment(header):
+    """The environment a benchmarks.md header's table names ({ENV_KEYS key: value}, those it
+    shows), or None where it has no such table."""
+    cpu = re.search(r"^\| CPU \| (.*) \((.*?)\), (?:(\d+) cores, )?(\d+) logical CPUs \|$",
+                    header, re.M)
+    if not cpu:
+        return None
+    env = {"gpu": None, "cpu": cpu.group(1), "isa": cpu.group(2),
+           "physical_cores": int(cpu.group(3)) if cpu.group(3) else None,
+           "logical_cpus": int(cpu.group(4))}
+    for key, label in (("torch", "torch"), ("fairseq", "fairseq"),
+                       ("ctranslate2", "CTranslate2")):
+        row = re.search(rf"^\| {label} \| (.*) \|$", header, re.M)
+        if row:
+            env[key] = row.group(1)
+    return env
+
+
+def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None, header=None):
     """The whole of docs/benchmarks.md for the JSONs in `report` ({name: JSON}) and the
     environments recorded when they ran ({name: env}); png: the summary plot, plots: {name:
     its benchmark's plot} (PLOTS), as paths (made relative to the file); kept: {name: its
-    section as the file had it}, for the benchmarks not in `report`."""
+    section as the file had it}, for the benchmarks not in `report`. header: the file's header
+    as it was (header_of), kept as it is when sections are kept (a partial run), so that it
+    keeps naming the full run's machine and dates; the new sections say how theirs differ."""
     plots = plots or {}
     kept = {name: text for name, text in (kept or {}).items() if name not in report}
     names = [name for name, *_ in SUITE if name in report or name in kept]
+    ran = [name for name in names if name in report and name not in KEPT]
+    old = header_environment(header) if header and kept and ran else None
+    if old is not None:
+        return partial_markdown(report, envs, names, kept, header, old, md, plots)
     recorded = [envs[name] for name in names if name in envs and name in report]
     if recorded:
         env, note = recorded[0], ""
@@ -538,6 +568,22 @@ def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None):
     here = os.path.dirname(os.path.abspath(md))
     if png:
         lines += ["", f"![every feature against stock fairseq]({os.path.relpath(png, here)})"]
+    return "\n".join(lines + section_lines(report, envs, names, kept, env, md, plots)) + "\n"
+
+
+def partial_markdown(report, envs, names, kept, header, header_env, md, plots):
+    """markdown() of a partial run: the old header as it was, the kept sections as they were,
+    and this run's sections, each saying how its environment differs from the header's."""
+    lines = [header] + section_lines(report, envs, names, kept, header_env, md, plots)
+    return "\n".join(lines) + "\n"
+
+
+def section_lines(report, envs, names, kept, env, md, plots):
+    """The sections of benchmarks.md (markdown lines), in SUITE order: kept ones as they were,
+    the others from their JSONs; a section whose environment differs from `env` (the
+    header's: those of its keys it has) says how."""
+    here = os.path.dirname(os.path.abspath(md))
+    lines = []
     for name in names:
         if name in kept:
             lines += ["", kept[name]]
@@ -550,13 +596,14 @@ def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None):
             lines.append(f"`{e['command']}`, started {e['date']}.")
         else:
             lines.append(f"`scripts/{script}` (its command line was not recorded).")
-        differs = [f"{key} {e[key]}" for key in ENV_KEYS if key in e and e[key] != env.get(key)]
+        differs = [f"{key} {e[key]}" for key in ENV_KEYS
+                   if key in e and key in env and e[key] != env[key]]
         if differs:
             lines.append("Unlike the header: " + ", ".join(differs) + ".")
         lines += ["", tables(name, script, report[name])]
         if name in plots:
             lines += ["", f"![{PLOTS[name][1]}]({os.path.relpath(plots[name], here)})"]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def write_markdown(report, out, md, png=None):
@@ -568,11 +615,12 @@ def write_markdown(report, out, md, png=None):
             plots[name] = os.path.join(os.path.dirname(os.path.abspath(md)), file)
             if os.path.abspath(drawn) != plots[name]:
                 shutil.copyfile(drawn, plots[name])
-    kept = {}
+    kept, header = {}, None
     if os.path.exists(md):
         with open(md) as f:
-            kept = sections(f.read())
-    text = markdown(report, envs, png=png, md=md, plots=plots, kept=kept)
+            old = f.read()
+        kept, header = sections(old), header_of(old)
+    text = markdown(report, envs, png=png, md=md, plots=plots, kept=kept, header=header)
     os.makedirs(os.path.dirname(os.path.abspath(md)), exist_ok=True)
     with open(md, "w") as f:
         f.write(text)
