@@ -574,14 +574,16 @@ def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None, header=
 def partial_markdown(report, envs, names, kept, header, header_env, md, plots):
     """markdown() of a partial run: the old header as it was, the kept sections as they were,
     and this run's sections, each saying how its environment differs from the header's."""
-    lines = [header] + section_lines(report, envs, names, kept, header_env, md, plots)
+    lines = [header] + section_lines(report, envs, names, kept, header_env, md, plots,
+                                     shown_only=True)
     return "\n".join(lines) + "\n"
 
 
-def section_lines(report, envs, names, kept, env, md, plots):
+def section_lines(report, envs, names, kept, env, md, plots, shown_only=False):
     """The sections of benchmarks.md (markdown lines), in SUITE order: kept ones as they were,
     the others from their JSONs; a section whose environment differs from `env` (the
-    header's: those of its keys it has) says how."""
+    header's; with shown_only, only in the keys `env` has: those a kept header shows) says
+    how."""
     here = os.path.dirname(os.path.abspath(md))
     lines = []
     for name in names:
@@ -597,7 +599,7 @@ def section_lines(report, envs, names, kept, env, md, plots):
         else:
             lines.append(f"`scripts/{script}` (its command line was not recorded).")
         differs = [f"{key} {e[key]}" for key in ENV_KEYS
-                   if key in e and key in env and e[key] != env[key]]
+                   if key in e and (key in env or not shown_only) and e[key] != env.get(key)]
         if differs:
             lines.append("Unlike the header: " + ", ".join(differs) + ".")
         lines += ["", tables(name, script, report[name])]
@@ -863,9 +865,16 @@ def draft_free_sentence(report):
         text += f" ({fmt(wide, 1, 'ngram, adaptive')} widened {wide[3:]})"
     text += (f"; `layers` {fmt('copy', 1, 'layers, adaptive')} on the denoiser"
              + (f", {fmt(wide, 1, 'layers, adaptive')} on the demo target widened {wide[3:]}"
-                if wide else "")
-             + " (docs/benchmarks.md's draftfree section).")
-    return text
+                if wide else ""))
+    plain = {(r["setting"], r["batch_size"], r["engine"]): r.get("plain_share")
+             for r in data["rows"]}
+    shares = [plain.get(key) for key in (("copy", 1, "ngram, adaptive"),
+                                         ("copy", 1, "layers, adaptive"))]
+    if all(share is not None for share in shares):
+        text += (f". Part of each speed-up is plain greedy steps, which the schedule takes "
+                 f"where drafting does not pay: {100 * shares[0]:.0f}% of the `ngram` tokens "
+                 f"on the denoiser, {100 * shares[1]:.0f}% of the `layers` ones")
+    return text + " (docs/benchmarks.md's draftfree section)."
 
 
 def update_readme_draft(report, envs, readme=README):

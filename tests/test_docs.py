@@ -645,7 +645,12 @@ def test_readme_draft_free_figures_come_from_the_draftfree_run(tmp_path):
     assert "`ngram` 2.60x at batch 1 and 1.40x at batch 8 on an English denoising model" in text
     assert "3.10x on inputs of several hundred tokens, 0.99x on the demo Spanish→English pair " \
         "(1.02x widened x4); `layers` 1.01x on the denoiser, 1.00x on the demo target widened " \
-        "x4 (docs/benchmarks.md's draftfree section)." in text
+        "x4. Part of each speed-up is plain greedy steps" in text
+    plain = {(r["setting"], r["engine"]): r["plain_share"] for r in DRAFT_FREE["rows"]
+             if r["batch_size"] == 1}
+    assert (f"{100 * plain[('copy', 'ngram, adaptive')]:.0f}% of the `ngram` tokens on the "
+            f"denoiser, {100 * plain[('copy', 'layers, adaptive')]:.0f}% of the `layers` ones "
+            "(docs/benchmarks.md's draftfree section).") in text
     readme = tmp_path / "README.md"
     readme.write_text(f"a\n{report.DRAFT_FREE_START}\nold\n{report.DRAFT_FREE_END}\nb\n")
     run = {"draftfree": DRAFT_FREE}
@@ -672,3 +677,28 @@ def test_a_partial_run_keeps_the_other_benchmarks_sections(tmp_path):
     replaced = report.markdown({"defaults": DEFAULTS}, {"defaults": ENV}, md=str(md),
                                kept={"defaults": "## defaults: stale"})
     assert "stale" not in replaced  # a benchmark in the run is written anew
+
+
+def test_a_partial_run_keeps_the_full_runs_header(tmp_path):
+    """The header names the full run's machine, even where the partial run's first benchmark is
+    the kept GPU run; the new section says how its own machine differs, in what the header
+    shows."""
+    md = tmp_path / "benchmarks.md"
+    md.write_text(report.markdown({"defaults": DEFAULTS}, {"defaults": ENV}, md=str(md)))
+    header = report.header_of(md.read_text())
+    assert "| CPU | Test CPU @ 1 GHz (AVX2), 2 cores, 2 logical CPUs |" in header
+    assert report.header_environment(header) == {
+        "gpu": None, "cpu": "Test CPU @ 1 GHz", "isa": "AVX2", "physical_cores": 2,
+        "logical_cpus": 2, "torch": "2.13.0", "fairseq": "0.12.3.1", "ctranslate2": "4.8.5"}
+    gpu_env = dict(ENV, gpu="Test GPU", cpu="Other CPU", python="3.12")
+    draft_env = dict(ENV, isa="AVX512", python="3.12", date="2030-02-03 04:05 UTC",
+                     command="python scripts/benchmark_draft.py")
+    text = report.markdown({"gpu": gpu_report(), "draft": DRAFT},
+                           {"gpu": gpu_env, "draft": draft_env}, md=str(md),
+                           kept=report.sections(md.read_text()), header=header)
+    assert text.startswith(header + "\n")
+    assert text.count("| CPU |") == 1 and "2030-02-03" not in report.header_of(text)
+    draft = report.sections(text)["draft"]
+    assert "Unlike the header: isa AVX512." in draft  # python: the header does not show it
+    assert "Unlike the header: gpu Test GPU, cpu Other CPU." in report.sections(text)["gpu"]
+    assert report.sections(text)["defaults"] == report.sections(md.read_text())["defaults"]
