@@ -50,7 +50,8 @@ and writes docs/benchmarks.md: one table per benchmark JSON in --out, under a he
 CPU, the torch / fairseq / CTranslate2 versions and the date the benchmarks ran (recorded in
 --out as NAME.env.json when each one starts, with the commit, which stays out of the docs). A
 rerun replaces the file; the sections of benchmarks with no JSON in --out (an --only run) are
-kept as the file had them, each with its own command line and date. Never edit it by hand. When --out holds a full (not --quick) run of every benchmark the README's
+kept as the file had them, each with its own command line and date, and so is the header (the
+full run's machine; a new section says how its own differs). Never edit it by hand. When --out holds a full (not --quick) run of every benchmark the README's
 headline table needs, that table (between its `<!-- figures:start -->` / `<!-- figures:end -->`
 markers) is rewritten from the same JSONs, and so are its "Getting a draft" figures (between
 `<!-- draft:start -->` / `<!-- draft:end -->`) from a full run of the draft step, so the README
@@ -532,7 +533,9 @@ def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None, header=
     as it was (header_of), kept as it is when sections are kept (a partial run), so that it
     keeps naming the full run's machine and dates; the new sections say how theirs differ."""
     plots = plots or {}
-    kept = {name: text for name, text in (kept or {}).items() if name not in report}
+    suite = {name for name, *_ in SUITE}
+    kept = {name: text for name, text in (kept or {}).items()
+            if name not in report and name in suite}
     names = [name for name, *_ in SUITE if name in report or name in kept]
     ran = [name for name in names if name in report and name not in KEPT]
     old = header_environment(header) if header and kept and ran else None

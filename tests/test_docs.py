@@ -702,3 +702,8 @@ def test_a_partial_run_keeps_the_full_runs_header(tmp_path):
     assert "Unlike the header: isa AVX512." in draft  # python: the header does not show it
     assert "Unlike the header: gpu Test GPU, cpu Other CPU." in report.sections(text)["gpu"]
     assert report.sections(text)["defaults"] == report.sections(md.read_text())["defaults"]
+    # a run of everything the file has renews the header; a section of no benchmark is dropped
+    renewed = report.markdown({"defaults": DEFAULTS}, {"defaults": draft_env}, md=str(md),
+                              kept={"gone": "## gone: a benchmark no longer in the suite"},
+                              header=header)
+    assert "2030-02-03" in report.header_of(renewed) and "## gone" not in renewed
