@@ -51,9 +51,10 @@ CPU, the torch / fairseq / CTranslate2 versions and the date the benchmarks ran 
 --out as NAME.env.json when each one starts, with the commit, which stays out of the docs). A
 rerun replaces the file; the sections of benchmarks with no JSON in --out (an --only run) are
 kept as the file had them, each with its own command line and date, and so is the header (the
-full run's machine; a new section says how its own differs). Never edit it by hand. When --out holds a full (not --quick) run of every benchmark the README's
-headline table needs, that table (between its `<!-- figures:start -->` / `<!-- figures:end -->`
-markers) is rewritten from the same JSONs, and so are its "Getting a draft" figures (between
+full run's machine; a new section says how its own differs). Never edit it by hand. When
+--out holds a full (not --quick) run of every benchmark the README's headline table needs,
+that table (between its `<!-- figures:start -->` / `<!-- figures:end -->` markers) is
+rewritten from the same JSONs, and so are its "Getting a draft" figures (between
 `<!-- draft:start -->` / `<!-- draft:end -->`) from a full run of the draft step, so the README
 only quotes figures this script wrote.
 
