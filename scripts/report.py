@@ -491,11 +491,15 @@ def _first_docstring_line(script):
     return first.split(": ")[0]                        # what comes before any detail
 
 
+def _parts(text):
+    """A benchmarks.md cut before each "## " line: [header, section, section, ...]."""
+    return re.split(r"^(?=## )", text, flags=re.M)
+
+
 def sections(text):
     """{benchmark name: its section ("## name: ..." up to the next one) of a benchmarks.md}."""
     found = {}
-    parts = re.split(r"^(?=## )", text, flags=re.M)
-    for part in parts[1:]:
+    for part in _parts(text)[1:]:
         name = re.match(r"## ([\w-]+)", part)
         if name:
             found[name.group(1)] = part.rstrip("\n")
@@ -504,7 +508,7 @@ def sections(text):
 
 def header_of(text):
     """The part of a benchmarks.md before its first section (title, environment table, plot)."""
-    parts = re.split(r"^(?=## )", text, maxsplit=1, flags=re.M)
+    parts = _parts(text)
     return parts[0].rstrip("\n") if len(parts) > 1 else None
 
 
@@ -540,8 +544,9 @@ def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None, header=
     names = [name for name, *_ in SUITE if name in report or name in kept]
     ran = [name for name in names if name in report and name not in KEPT]
     old = header_environment(header) if header and kept and ran else None
-    if old is not None:
-        return partial_markdown(report, envs, names, kept, header, old, md, plots)
+    if old is not None:  # a partial run: the header as it was
+        return "\n".join([header] + section_lines(report, envs, names, kept, old, md, plots,
+                                                   shown_only=True)) + "\n"
     recorded = [envs[name] for name in names if name in envs and name in report]
     if recorded:
         env, note = recorded[0], ""
@@ -573,14 +578,6 @@ def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None, header=
     if png:
         lines += ["", f"![every feature against stock fairseq]({os.path.relpath(png, here)})"]
     return "\n".join(lines + section_lines(report, envs, names, kept, env, md, plots)) + "\n"
-
-
-def partial_markdown(report, envs, names, kept, header, header_env, md, plots):
-    """markdown() of a partial run: the old header as it was, the kept sections as they were,
-    and this run's sections, each saying how its environment differs from the header's."""
-    lines = [header] + section_lines(report, envs, names, kept, header_env, md, plots,
-                                     shown_only=True)
-    return "\n".join(lines) + "\n"
 
 
 def section_lines(report, envs, names, kept, env, md, plots, shown_only=False):
@@ -853,10 +850,10 @@ def draft_free_sentence(report):
     data = report.get("draftfree")
     if not data or not data.get("rows"):
         return None
-    speed = {(r["setting"], r["batch_size"], r["engine"]): r["speed_over_default"]
-             for r in data["rows"]}
+    rows = {(r["setting"], r["batch_size"], r["engine"]): r for r in data["rows"]}
     fmt = lambda setting, batch, engine: (  # noqa: E731
-        f"{speed[(setting, batch, engine)]:.2f}x" if (setting, batch, engine) in speed else "-")
+        f"{rows[(setting, batch, engine)]['speed_over_default']:.2f}x"
+        if (setting, batch, engine) in rows else "-")
     wide = max((r["setting"] for r in data["rows"] if r["setting"].startswith("mt x")),
                key=lambda t: int(t[4:]), default=None)
     text = (f"On {data.get('threads', 2)} CPU threads, greedy, with `--adaptive-draft-len`, over "
@@ -870,10 +867,8 @@ def draft_free_sentence(report):
     text += (f"; `layers` {fmt('copy', 1, 'layers, adaptive')} on the denoiser"
              + (f", {fmt(wide, 1, 'layers, adaptive')} on the demo target widened {wide[3:]}"
                 if wide else ""))
-    plain = {(r["setting"], r["batch_size"], r["engine"]): r.get("plain_share")
-             for r in data["rows"]}
-    shares = [plain.get(key) for key in (("copy", 1, "ngram, adaptive"),
-                                         ("copy", 1, "layers, adaptive"))]
+    shares = [rows.get(key, {}).get("plain_share") for key in (("copy", 1, "ngram, adaptive"),
+                                                               ("copy", 1, "layers, adaptive"))]
     if all(share is not None for share in shares):
         text += (f". Part of each speed-up is plain greedy steps, which the schedule takes "
                  f"where drafting does not pay: {100 * shares[0]:.0f}% of the `ngram` tokens "
