@@ -37,6 +37,7 @@ import time
 import traceback
 import uuid
 import warnings
+from typing import Optional
 
 import numpy as np
 import torch
@@ -95,8 +96,10 @@ def add_args(parser) -> None:
                             "that brings it to N tokens as --max-tokens counts them (rows x "
                             "longest sentence). 0: about 16 chunks per rank, at most 50000")
     group.add_argument("--rank-threads", type=int, default=0, metavar="N",
-                       help="torch threads per rank (0: the CPUs this process may use divided "
-                            "by the ranks on its machine, so that they do not oversubscribe)")
+                       help="torch threads per rank (0: OMP_NUM_THREADS where it is set, "
+                            "else the CPUs this process may use divided by the ranks on its "
+                            "machine, so that they do not oversubscribe; torchrun's own "
+                            "OMP_NUM_THREADS=1 default does not count as set)")
     group.add_argument("--rank-timeout", type=float, default=120.0, metavar="S",
                        help="a rank whose heartbeat stops for S seconds ends the job with one "
                             "line naming it")
@@ -175,13 +178,14 @@ def set_up(argv, ranks) -> Job:
     utils.import_user_module(cfg.common)
     if cfg.dataset.max_tokens is None and cfg.dataset.batch_size is None:
         cfg.dataset.max_tokens = 12000
-    threads = job.args.rank_threads or max(1, _cpus() // ranks.local_world)
+    threads, source = rank_threads(job.args.rank_threads, ranks.local_world)
     torch.set_num_threads(threads)
     if torch.cuda.is_available() and not cfg.common.cpu:
         torch.cuda.set_device(ranks.local_rank % torch.cuda.device_count())
     logger = logging.getLogger("fairseq_cli.generate")
     logger.info(cfg)
-    logger.info(f"fairseq_fast: {ranks.world} rank(s), {threads} torch thread(s) each")
+    logger.info(f"fairseq_fast: {ranks.world} rank(s), {torch.get_num_threads()} torch "
+                f"thread(s) each ({source})")
     job.use_cuda = _seed_and_device(cfg)
     setup = GenerationSetUp(cfg, logger, job.use_cuda)
     job.task, job.models, job.generator = setup.task, setup.models, setup.generator
@@ -191,6 +195,37 @@ def set_up(argv, ranks) -> Job:
     job.new_scorer = lambda: scoring.build_scorer(cfg.scoring, setup.tgt_dict)
     job.lines = setup.lines(cfg, string_scorer=hasattr(job.new_scorer(), "add_string"))
     return job
+
+
+def rank_threads(flag: int, local_world: int):
+    """This rank's torch threads and where the number comes from: --rank-threads, else the
+    user's OMP_NUM_THREADS, else the CPUs this process may use divided by the ranks on its
+    machine."""
+    if flag:
+        return flag, "--rank-threads"
+    omp = omp_threads()
+    if omp:
+        return omp, "OMP_NUM_THREADS"
+    return max(1, _cpus() // local_world), f"{_cpus()} CPUs / {local_world} rank(s)"
+
+
+def omp_threads(launcher_pid: Optional[int] = None) -> int:
+    """OMP_NUM_THREADS where the user set it (its first number), else 0. torchrun sets it to 1
+    for the processes it starts where it was not set: then the launcher's own environment, as it
+    was started (/proc/PID/environ of the parent process), lacks it, and the value is torchrun's
+    default, not the user's."""
+    value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if not value.isdigit() or int(value) < 1:
+        return 0
+    if "TORCHELASTIC_RUN_ID" in os.environ:
+        pid = os.getppid() if launcher_pid is None else launcher_pid
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if not any(v.startswith(b"OMP_NUM_THREADS=") for v in f.read().split(b"\0")):
+                    return 0
+        except OSError:  # cannot tell: the value counts as the user's
+            pass
+    return int(value)
 
 
 def _cpus() -> int:
@@ -619,7 +654,9 @@ def _rank_failure(ranks, e, folder) -> str:
     try:
         with open(path, "w") as f:
             traceback.print_exception(type(e), e, e.__traceback__, file=f)
-    except OSError:
+    except OSError:  # a full disk: no empty or partial file is left behind
+        with contextlib.suppress(OSError):
+            os.remove(path)
         path = None
     return f"{where}: {_describe_error(e)}" + (f" (traceback in {path})" if path else "")
 

@@ -11,6 +11,7 @@ from typing import Optional
 from fairseq.dataclass import FairseqDataclass
 from omegaconf import open_dict
 
+from fairseq_fast.checkpoints import checkpoint_file
 from fairseq_fast.errors import UserError
 
 GENERATORS = ("default", "speculative", "bild")
@@ -180,8 +181,7 @@ def validate(cfg: FastGenerationConfig) -> None:
         if not cfg.draft_path:
             raise UserError(f"--generator {cfg.generator} needs --draft-path DRAFT.pt (or a "
                             f"--draft-method that needs no draft model: ngram, layers)")
-        if not os.path.isfile(cfg.draft_path):
-            raise UserError(f"--draft-path {cfg.draft_path}: no such file")
+        checkpoint_file("--draft-path", cfg.draft_path)
         if not os.access(cfg.draft_path, os.R_OK):
             raise UserError(f"--draft-path {cfg.draft_path}: not readable")
     if cfg.generator == "bild":

@@ -64,12 +64,27 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                                                                   fairseq-interactive parses its
                                                                   command line (not in training)
     safe_checkpoints   fairseq.checkpoint_utils.                  weights_only loading with an
-                       load_checkpoint_to_cpu                     allowlist, also under
+                       load_checkpoint_to_cpu,                    allowlist that holds only while
+                       load_model_ensemble_and_task               the plugin loads a checkpoint,
+                                                                  also under
                                                                   TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD
                                                                   (warned once); a truncated,
-                                                                  corrupted or non-finite file is
-                                                                  a one-line error (checkpoints.py)
-    user_errors        sys.excepthook                             UserError -> one line, exit 2
+                                                                  corrupted, non-finite or
+                                                                  malformed file, and weights that
+                                                                  do not fit the model its config
+                                                                  builds, are one-line errors
+                                                                  (checkpoints.py)
+    user_errors        sys.excepthook                             UserError -> one line, exit 2.
+                                                                  Applied when a command-line tool
+                                                                  parses its command line
+                                                                  (parse_args_and_arch) and by
+                                                                  python -m fairseq_fast.generate:
+                                                                  a program that imports the
+                                                                  plugin (the hub) gets plain
+                                                                  exceptions
+
+Nothing else process-wide changes when the plugin is imported: no exception hook, no signal
+handler, no torch setting (threads, weights-only allowlist, default dtype).
 
 What is replaced in fairseq_cli.generate or fairseq_cli.interactive is replaced in `__main__` too
 when the tool runs as `python -m fairseq_cli.generate` (or .interactive): that module object is
@@ -120,6 +135,7 @@ def _add_generation_args(original):
 
 def _parse_args_and_arch(original):
     def parse_args_and_arch(parser, *args, **kwargs):
+        command_line_errors()
         parsed = original(parser, *args, **kwargs)
         if hasattr(parsed, "generator"):
             cfg = options.resolve(parsed)
@@ -251,7 +267,13 @@ def _generate_main(original):
             from fairseq_fast.cli.output import guarded
 
             guarded_file = guarded(output_file)
-            result = original(cfg, guarded_file)
+            try:
+                result = original(cfg, guarded_file)
+            except KeyboardInterrupt:  # one line and status 130, as with workers (async_cli)
+                from fairseq_fast.cli.async_cli import RunStopped
+
+                guarded_file.flush()  # what fairseq's loop printed stays written
+                raise RunStopped("interrupted (Ctrl-C)", 130) from None
             guarded_file.flush()
             return result
         from fairseq_fast.cli import async_cli
@@ -272,7 +294,13 @@ def _interactive_main(original):
             from fairseq_fast.cli.output import guarded_stdout
 
             with guarded_stdout():
-                return original(cfg)
+                try:
+                    return original(cfg)
+                except KeyboardInterrupt:  # one line and status 130, as with workers
+                    from fairseq_fast.cli.async_cli import RunStopped
+
+                    sys.stdout.flush()  # what fairseq's loop printed stays written
+                    raise RunStopped("interrupted (Ctrl-C)", 130) from None
         from fairseq_fast.cli import async_cli
 
         return async_cli.interactive(cfg, workers)
@@ -345,10 +373,15 @@ def apply() -> None:
     _replace(fairseq_options, "parse_args_and_arch", _parse_args_and_arch, "remember_flags")
     _replace(FairseqTask, "build_generator", _build_generator, "build_generator")
     _replace_cli_mains()
-    if not _off("safe_checkpoints") and "safe_checkpoints" not in applied:
-        checkpoints.allow_fairseq_types()
     _replace(checkpoint_utils, "load_checkpoint_to_cpu", checkpoints.guarded_load,
              "safe_checkpoints")
-    if not _off("user_errors"):
+    _replace(checkpoint_utils, "load_model_ensemble_and_task", checkpoints.guarded_ensemble,
+             "safe_checkpoints:ensemble")
+
+
+def command_line_errors() -> None:
+    """The `user_errors` override, which only a command-line tool applies (when it parses its
+    command line): a program that imports the plugin keeps its own exception hook."""
+    if not _off("user_errors") and "user_errors" not in applied:
         errors.install_excepthook()
         applied["user_errors"] = (sys, "excepthook", None)

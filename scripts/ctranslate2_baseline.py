@@ -50,13 +50,15 @@ def convert(model_path, data_dir, out_dir, force=False):
     done = os.path.join(out_dir, "model.bin")
     if not force and os.path.exists(done) and os.path.getmtime(done) > os.path.getmtime(model_path):
         return out_dir
-    # The converter calls torch.load(weights_only=True); importing fairseq_fast adds fairseq's
-    # checkpoint types (argparse.Namespace, OmegaConf) to torch's allowlist.
-    import fairseq_fast  # noqa: F401
+    # The converter calls torch.load(weights_only=True): fairseq's checkpoint types
+    # (argparse.Namespace, OmegaConf) are allowed while it converts.
     from ctranslate2.converters import FairseqConverter
 
+    from fairseq_fast.checkpoints import fairseq_types_allowed
+
     converter = FairseqConverter(model_path, data_dir, source_lang="es", target_lang="en")
-    return converter.convert(out_dir, quantization="float32", force=True)
+    with fairseq_types_allowed():
+        return converter.convert(out_dir, quantization="float32", force=True)
 
 
 def thread_counts(text):

@@ -290,3 +290,146 @@ def test_output_full_midway_counts_what_is_on_disk(tiny_pair, whole_output, tmp_
     if workers:
         said = re.search(r"wrote only (\d+) of the (\d+) sentences generated", result.stderr)
         assert int(said.group(1)) == complete, result.stderr
+
+
+# -- files that are not what their flag expects: counts files, drafts, checkpoint shapes --------
+# Each is one line on the command line, and the same message as a UserError through the hub.
+def _rename_layer(state, old=".layers.0.", new=".layers.7."):
+    return dict(state, model={k.replace(old, new): v for k, v in state["model"].items()})
+
+
+# file name -> how it is made from the tiny pair's target checkpoint
+TARGET_SHAPES = {
+    "model_renamed.pt": lambda s: {("weights" if k == "model" else k): v for k, v in s.items()},
+    "a_list.pt": lambda s: list(s["model"].values()),
+    "no_config.pt": lambda s: {k: v for k, v in s.items() if k not in ("cfg", "args")},
+    "no_training_record.pt": lambda s: {"model": s["model"], "cfg": s["cfg"]},
+    "keys_renamed.pt": _rename_layer,
+}
+COUNTS_PREFIX_LINES = 3
+
+
+@pytest.fixture(scope="module")
+def malformed(tiny_pair, tmp_path_factory):
+    """The wrong files: TARGET_SHAPES, a draft whose parameter names are not its architecture's,
+    and a counts file whose line 4 is Latin-1."""
+    root = tmp_path_factory.mktemp("malformed")
+    state = torch.load(target(tiny_pair), weights_only=False)
+    for name, change in TARGET_SHAPES.items():
+        torch.save(change(dict(state)), root / name)
+    draft = torch.load(os.path.join(tiny_pair, "draft.pt"), weights_only=False)
+    torch.save(_rename_layer(draft), root / "draft_keys_renamed.pt")
+    with open(os.path.join(data(tiny_pair), "dict.tgt.txt"), "rb") as f:
+        lines = f.read().splitlines(keepends=True)[:COUNTS_PREFIX_LINES]
+    (root / "counts.latin1.txt").write_bytes(b"".join(lines) + "café 7\n".encode("latin-1"))
+    return root
+
+
+def counts_error(malformed):
+    counts = malformed / "counts.latin1.txt"
+    offset = counts.read_bytes().index(b"\xe9")
+    return (f"--draft-vocab-counts {counts}: not UTF-8 (byte 0xe9 at offset {offset}, line "
+            f"{COUNTS_PREFIX_LINES + 1})")
+
+
+KEYS_NEEDLES = ["does not fit the TransformerModel its configuration builds",
+                "missing encoder.layers.0.", "unexpected encoder.layers.7."]
+
+
+def test_counts_file_not_utf8_is_one_line(tiny_pair, malformed):
+    counts = str(malformed / "counts.latin1.txt")
+    result = run("fairseq-generate", gen(tiny_pair, *SPEC(tiny_pair, "--draft-vocab", "8",
+                                                          "--draft-vocab-counts", counts)))
+    assert_one_line_error(result, counts_error(malformed))
+    assert result.returncode == 2
+
+
+@pytest.mark.parametrize("name,called,needles", [
+    ("draft_keys_renamed.pt", "draft", KEYS_NEEDLES),
+    ("a_list.pt", "draft checkpoint", ["is not a fairseq checkpoint: it holds a list, not a dict"]),
+])
+def test_draft_that_does_not_fit_its_architecture_is_one_line(tiny_pair, malformed, name,
+                                                               called, needles):
+    draft = str(malformed / name)
+    result = run("fairseq-generate", gen(tiny_pair, "--generator", "speculative",
+                                         "--draft-path", draft))
+    assert_one_line_error(result, f"{called} {draft} ", *needles)
+    assert result.returncode == 2
+
+
+TARGET_NEEDLES = {
+    "model_renamed.pt": ["is not a fairseq checkpoint: it has no 'model' (the weights); its keys "
+                         "are args, cfg,", "weights"],
+    "a_list.pt": ["is not a fairseq checkpoint: it holds a list, not a dict"],
+    "no_config.pt": ["is not a fairseq checkpoint: it has neither 'cfg' nor 'args'"],
+    "no_training_record.pt": ["is not a fairseq checkpoint: it has no 'optimizer_history'"],
+    "keys_renamed.pt": KEYS_NEEDLES,
+}
+
+
+@pytest.mark.parametrize("name", list(TARGET_SHAPES))
+def test_malformed_target_checkpoint_is_one_line(tiny_pair, malformed, name):
+    path = str(malformed / name)
+    result = run("fairseq-generate", gen(tiny_pair, path=path))
+    assert_one_line_error(result, f"checkpoint {path} ", *TARGET_NEEDLES[name])
+    assert result.returncode == 2
+
+
+@pytest.mark.parametrize("flag", ["--path", "--draft-path"])
+def test_checkpoint_flag_given_a_folder_is_one_line(tiny_pair, tmp_path, flag):
+    if flag == "--path":
+        args = gen(tiny_pair, path=str(tmp_path))
+    else:
+        args = gen(tiny_pair, "--generator", "speculative", "--draft-path", str(tmp_path))
+    result = run("fairseq-generate", args)
+    assert_one_line_error(result, f"{flag} {tmp_path}: is a folder, not a checkpoint file")
+    assert result.returncode == 2
+
+
+@pytest.fixture(scope="module")
+def hub(tiny_pair):
+    return load_hub(tiny_pair, target(tiny_pair))
+
+
+def load_hub(pair, path):
+    import fairseq_fast
+    from fairseq.models.transformer import TransformerModel
+
+    return TransformerModel.from_pretrained(
+        os.path.dirname(path), checkpoint_file=os.path.basename(path),
+        data_name_or_path=os.path.abspath(data(pair)), user_dir=fairseq_fast.user_dir(),
+        source_lang="src", target_lang="tgt")
+
+
+@pytest.mark.parametrize("case", ["counts", "draft keys", "draft folder", *TARGET_SHAPES])
+def test_hub_gets_the_same_errors(tiny_pair, malformed, hub, tmp_path, case):
+    """The hub raises UserError (a ValueError) with the command line's message."""
+    from fairseq_fast.errors import UserError
+
+    speculative = dict(beam=1, generator="speculative",
+                       draft_path=os.path.join(tiny_pair, "draft.pt"))
+    if case == "counts":
+        counts = str(malformed / "counts.latin1.txt")
+        call = lambda: hub.translate(["s1 s2"], **speculative, draft_vocab=8,  # noqa: E731
+                                     draft_vocab_counts=counts)
+        needles = [counts_error(malformed)]
+    elif case == "draft keys":
+        draft = str(malformed / "draft_keys_renamed.pt")
+        call = lambda: hub.translate(["s1 s2"], **dict(speculative,  # noqa: E731
+                                                       draft_path=draft))
+        needles = [f"draft {draft} ", *KEYS_NEEDLES]
+    elif case == "draft folder":
+        call = lambda: hub.translate(["s1 s2"], **dict(speculative,  # noqa: E731
+                                                       draft_path=str(tmp_path)))
+        needles = [f"--draft-path {tmp_path}: is a folder, not a checkpoint file"]
+    else:
+        path = str(malformed / case)
+        call = lambda: load_hub(tiny_pair, path)  # noqa: E731
+        needles = [f"checkpoint {path} ", *TARGET_NEEDLES[case]]
+    with pytest.raises(UserError) as raised:
+        call()
+    assert isinstance(raised.value, ValueError)
+    assert "\n" not in str(raised.value)
+    for needle in needles:
+        assert needle in str(raised.value)
+    assert str(raised.value).startswith(needles[0])

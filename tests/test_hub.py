@@ -1,5 +1,9 @@
-"""The hub interface: speculative translate() equals stock translate(); the draft loads once."""
+"""The hub interface: speculative translate() equals stock translate(); the draft loads once; a
+program that imports the plugin keeps its process as it was."""
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -159,3 +163,75 @@ def _args(hub, **kw):
         for k, v in kw.items():
             setattr(args, k, v)
     return args
+
+
+HOST = """
+import atexit, json, multiprocessing, signal, sys, threading, time
+import torch
+
+def child(path):
+    time.sleep(2)
+    with open(path, "w") as f:
+        f.write("finished")
+
+def state():
+    return dict(excepthook=sys.excepthook is sys.__excepthook__,
+                threading_hook=threading.excepthook is threading.__excepthook__,
+                signals=[str(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGTERM,
+                                                           signal.SIGCHLD, signal.SIGPIPE)],
+                allowlist=sorted(map(str, torch.serialization.get_safe_globals())),
+                threads=torch.get_num_threads(), dtype=str(torch.get_default_dtype()))
+
+if __name__ == "__main__":
+    pair, out = sys.argv[1], sys.argv[2]
+    before = state()
+    import fairseq_fast
+    from fairseq.models.transformer import TransformerModel
+    imported = state()
+    hub = TransformerModel.from_pretrained(
+        pair, checkpoint_file="target.pt", data_name_or_path="./data-bin",
+        user_dir=fairseq_fast.user_dir(), source_lang="src", target_lang="tgt").eval()
+    src = open(pair + "/raw/test.src").readline().strip()
+    hub.translate([src], beam=1)
+    print(json.dumps(dict(before=before, imported=imported, used=state())), flush=True)
+    held = open(out + "/held.txt", "w", buffering=1 << 20)  # buffered: written at exit
+    held.write("x" * 1000)
+    atexit.register(lambda: open(out + "/atexit.txt", "w").write("ran"))
+    multiprocessing.Process(target=child, args=(out + "/child.txt",)).start()
+    hub.translate([src], beam=1, min_len=300)  # a RunError, uncaught
+"""
+
+
+def test_a_host_program_keeps_its_process(tiny_pair, tmp_path):
+    """Importing the plugin and decoding through the hub change nothing process-wide (exception
+    hooks, signal handlers, torch's weights-only allowlist, threads, dtype); a plugin error the
+    host leaves uncaught ends it as any exception would: the usual traceback and status 1, its
+    non-daemon child finishing, its buffered file written, its atexit handlers run."""
+    host = tmp_path / "host.py"
+    host.write_text(HOST)
+    run = subprocess.run([sys.executable, str(host), tiny_pair, str(tmp_path)],
+                         capture_output=True, text=True, timeout=300)
+    states = json.loads(run.stdout.strip().splitlines()[-1])
+    assert states["imported"] == states["before"]
+    assert states["used"] == states["before"]
+    assert run.returncode == 1
+    assert "Traceback (most recent call last)" in run.stderr
+    assert run.stderr.rstrip().splitlines()[-1].startswith(
+        "fairseq_fast.errors.RunError: --min-len 300 is more than")
+    assert "fairseq_fast: error:" not in run.stderr
+    assert (tmp_path / "held.txt").read_text() == "x" * 1000
+    assert (tmp_path / "atexit.txt").read_text() == "ran"
+    assert (tmp_path / "child.txt").read_text() == "finished"
+
+
+def test_the_hub_loads_checkpoints_and_the_host_keeps_torchs_allowlist(hub, tmp_path):
+    """fairseq's checkpoint types load inside the plugin's own loading only: a host's
+    torch.load(weights_only=True) of a file holding an argparse.Namespace still refuses it."""
+    import argparse
+    import pickle
+
+    path = tmp_path / "namespace.pt"
+    torch.save({"args": argparse.Namespace(a=1)}, path)
+    assert hub.translate("a", beam=1) is not None
+    with pytest.raises(pickle.UnpicklingError, match="argparse.Namespace"):
+        torch.load(path, weights_only=True)

@@ -7,13 +7,14 @@ badly, checked with one line when the command line is parsed (overrides.parse_ar
   hypotheses differ from stock's. Refused: float32 (no --fp16) is faster and identical to stock.
 - `--max-len-a 0 --max-len-b B` with B < --min-len: no output length satisfies both, and fairseq
   asserts ("min_len cannot be larger than max_len") in the middle of generation.
-- a `--path` checkpoint that does not exist: fairseq raises with a traceback after loading the
-  data.
+- a `--path` checkpoint that does not exist, or is a folder: fairseq raises with a traceback
+  after loading the data. `--draft-path` gets the same check (checkpoints.checkpoint_file).
 """
 import os
 
 import torch
 
+from fairseq_fast.checkpoints import checkpoint_file
 from fairseq_fast.errors import UserError
 
 
@@ -38,7 +39,4 @@ def _check_paths(paths, suffix, shards):
     for path in paths.split(os.pathsep):
         if "://" in path:  # fairseq's PathManager reads remote files
             continue
-        if not os.path.exists(path):
-            raise UserError(f"--path {path}: no such file")
-        if os.path.isdir(path):
-            raise UserError(f"--path {path}: is a folder, not a checkpoint file")
+        checkpoint_file("--path", path)

@@ -53,6 +53,8 @@ class Ranks:
         self._seen = {}  # rank -> (beat value, when it last changed)
         self._who = {}  # rank -> (host, pid)
         self._aborting = False
+        self._signalled = False  # a signal handler runs: a second signal leaves the end to it
+        self._pid = os.getpid()  # the process whose handlers these are (a fork inherits them)
         self._stopped = threading.Event()
         self._beating: Optional[threading.Thread] = None
 
@@ -241,9 +243,12 @@ class Ranks:
 
     def _on_signal(self, signum, frame) -> None:
         """SIGTERM: torchrun stops the job because a rank failed (or torchrun itself was
-        stopped); Ctrl-C reaches every rank of a terminal's job."""
-        if self._aborting:
+        stopped); Ctrl-C reaches every rank of a terminal's job, and torchrun then sends the
+        ranks SIGINT again. Only the rank's own process answers: its data-loader workers are
+        forks that inherit this handler, and the rank ends them."""
+        if os.getpid() != self._pid or self._aborting or self._signalled:
             return
+        self._signalled = True
         if hasattr(signal, "SIGCHLD"):
             # the launcher's signal stops this rank's data-loader workers too, and torch's
             # SIGCHLD handler would raise "DataLoader worker ... is killed" inside the store

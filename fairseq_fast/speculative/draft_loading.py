@@ -9,12 +9,14 @@ whether a draft's encoder is the target's (shares_encoder).
 """
 import logging
 import os
+import re
 import weakref
 from typing import Optional
 
 import torch
 
-from fairseq_fast.checkpoints import UnreadableCheckpoint
+from fairseq_fast.checkpoints import (MalformedCheckpoint, UnreadableCheckpoint, model_class,
+                                      state_dict_mismatch)
 from fairseq_fast.errors import UserError
 from fairseq_fast.speculative.shared_encoder import same_encoder
 
@@ -68,6 +70,14 @@ def _check_dictionary(task, draft_path, draft_cfg):
             f"{diff}")
 
 
+def _embeddings_only(error: str) -> bool:
+    """Whether a load_state_dict error is only other sizes of the embeddings and output
+    projection: the draft was trained with other dictionaries."""
+    sizes = re.findall(r"size mismatch for ([^:\s]+):", error)
+    return (0 < len(sizes) == error.count("\n\t")  # torch puts each problem on a line
+            and all("embed_tokens" in name or "output_projection" in name for name in sizes))
+
+
 def load_draft(task, draft_path: str, target_model: torch.nn.Module) -> torch.nn.Module:
     global loads
     from fairseq import checkpoint_utils
@@ -80,6 +90,9 @@ def load_draft(task, draft_path: str, target_model: torch.nn.Module) -> torch.nn
             state = checkpoint_utils.load_checkpoint_to_cpu(draft_path)
         except UnreadableCheckpoint as e:
             raise UserError(f"cannot read draft checkpoint {draft_path}: {e.reason}") from None
+        except MalformedCheckpoint as e:
+            raise UserError(f"draft checkpoint {draft_path} is not a fairseq checkpoint: "
+                            f"{e.reason}") from None
         except UserError:
             raise
         except Exception as e:
@@ -93,11 +106,15 @@ def load_draft(task, draft_path: str, target_model: torch.nn.Module) -> torch.nn
             draft = task.build_model(cfg.model, from_checkpoint=True)
             draft.load_state_dict(state["model"], strict=True, model_cfg=cfg.model)
         except RuntimeError as e:
-            if "size mismatch" in str(e):
+            mismatch = state_dict_mismatch(e)
+            if mismatch is None:
+                raise
+            if _embeddings_only(str(e)):
                 raise UserError(
                     f"draft {draft_path} does not fit the target's dictionaries (embedding sizes "
                     f"differ: {len(task.target_dictionary)} target symbols)") from None
-            raise
+            raise UserError(f"draft {draft_path} does not fit the {model_class(e)} its "
+                            f"configuration builds: {mismatch}") from None
         draft.eval()
         per_target[key] = draft
         loads += 1

@@ -16,7 +16,9 @@ data), else the target dictionary's own order (fairseq writes dictionaries sorte
 with a joined source/target dictionary that order counts the source language too). The
 dictionary's special symbols (BOS, pad, EOS, unk) are always in the shortlist.
 """
+import io
 import os
+import re
 import weakref
 from typing import Dict, Optional, Tuple
 
@@ -26,13 +28,31 @@ from torch import Tensor
 from fairseq_fast.errors import UserError
 
 
+def _text(path: str) -> str:
+    """The file's text, in UTF-8 as fairseq writes (and reads) dictionaries: the symbols must
+    match the target dictionary's, so other encodings are refused, not guessed."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise UserError(f"--draft-vocab-counts {path}: cannot read it "
+                        f"({e.strerror or type(e).__name__})") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise UserError(f"--draft-vocab-counts {path}: not UTF-8 (byte 0x{raw[e.start]:02x} at "
+                        f"offset {e.start}, line {line}); write it in UTF-8, as fairseq writes "
+                        f"the dictionary its symbols must match") from None
+
+
 def _read_counts(path: str, tgt_dict) -> Tensor:
     """Per target-dictionary index, the count the file gives its symbol (0 if absent)."""
     if not os.path.isfile(path):
         raise UserError(f"--draft-vocab-counts {path}: no such file")
     counts = torch.zeros(len(tgt_dict), dtype=torch.long)
     known = 0
-    with open(path, encoding="utf-8") as f:
+    with io.StringIO(_text(path), newline=None) as f:  # lines as a file opened as text
         for number, line in enumerate(f, 1):
             line = line.rstrip("\n")
             if line.endswith(" #fairseq:overwrite"):  # fairseq's own flag for a symbol
@@ -40,7 +60,7 @@ def _read_counts(path: str, tgt_dict) -> Tensor:
             if line.strip() == "":
                 continue
             parts = line.rsplit(" ", 1)
-            if len(parts) != 2 or not parts[1].lstrip("-").isdigit():
+            if len(parts) != 2 or not re.fullmatch(r"-?[0-9]{1,18}", parts[1]):
                 raise UserError(f"--draft-vocab-counts {path}, line {number}: expected "
                                 f"'symbol count', got {line.strip()[:40]!r}")
             index = tgt_dict.indices.get(parts[0])
