@@ -64,6 +64,15 @@ def fairseq_types_allowed():
         yield
 
 
+@contextmanager
+def _plugin_loading():
+    """How the plugin reads a checkpoint: fully unpickled where the user trusts checkpoints,
+    else weights-only (whatever TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD says) with fairseq's types
+    allowed."""
+    with _torch_env("1") if trusted() else _weights_only(), fairseq_types_allowed():
+        yield
+
+
 def checkpoint_file(flag, path) -> None:
     """The checkpoint file a flag (--path, --draft-path) names exists and is not a folder."""
     if not os.path.exists(path):
@@ -206,9 +215,8 @@ def _malformed(path) -> typing.Optional[str]:
     try:
         from fairseq.file_io import PathManager
 
-        with _torch_env("1") if trusted() else _weights_only(), fairseq_types_allowed():
-            with open(PathManager.get_local_path(path), "rb") as f:
-                state = torch.load(f, map_location=torch.device("cpu"))
+        with _plugin_loading(), open(PathManager.get_local_path(path), "rb") as f:
+            state = torch.load(f, map_location=torch.device("cpu"))
     except Exception:  # noqa: BLE001 (the caller re-raises fairseq's own error)
         return None
     return structure_problem(state) or (
@@ -274,7 +282,7 @@ def guarded_load(original):
             raise UserError(f"{TRUST_ENV}=1 asks for full unpickling and "
                             "TORCH_FORCE_WEIGHTS_ONLY_LOAD=1 forbids it; unset one of them")
         try:
-            with _torch_env("1") if trusted() else _weights_only(), fairseq_types_allowed():
+            with _plugin_loading():
                 state = original(path, arg_overrides, load_on_all_ranks)
         except UserError:
             raise

@@ -269,11 +269,9 @@ def _generate_main(original):
             guarded_file = guarded(output_file)
             try:
                 result = original(cfg, guarded_file)
-            except KeyboardInterrupt:  # one line and status 130, as with workers (async_cli)
-                from fairseq_fast.cli.async_cli import RunStopped
-
+            except KeyboardInterrupt:
                 guarded_file.flush()  # what fairseq's loop printed stays written
-                raise RunStopped("interrupted (Ctrl-C)", 130) from None
+                raise _interrupted() from None
             guarded_file.flush()
             return result
         from fairseq_fast.cli import async_cli
@@ -296,16 +294,22 @@ def _interactive_main(original):
             with guarded_stdout():
                 try:
                     return original(cfg)
-                except KeyboardInterrupt:  # one line and status 130, as with workers
-                    from fairseq_fast.cli.async_cli import RunStopped
-
+                except KeyboardInterrupt:
                     sys.stdout.flush()  # what fairseq's loop printed stays written
-                    raise RunStopped("interrupted (Ctrl-C)", 130) from None
+                    raise _interrupted() from None
         from fairseq_fast.cli import async_cli
 
         return async_cli.interactive(cfg, workers)
 
     return main
+
+
+def _interrupted():
+    """Ctrl-C in fairseq's own serial loop (no workers): one line and status 130, as the
+    workers' loop ends (async_cli)."""
+    from fairseq_fast.cli.async_cli import RunStopped
+
+    return RunStopped("interrupted (Ctrl-C)", 130)
 
 
 def _convert(original):
