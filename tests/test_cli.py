@@ -10,6 +10,7 @@ In float32 the verify pass multiplies several positions at once, so scores can d
 one-position steps in the last digits (~1e-7 relative); hypotheses must be identical and scores
 equal to 1e-4.
 """
+import atexit
 import os
 import re
 import subprocess
@@ -19,13 +20,18 @@ import pytest
 import torch
 
 import fairseq_fast
+from cli_server import Tools
 
 BIN = os.path.dirname(sys.executable)
 USER_DIR = fairseq_fast.user_dir()
+FAULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "faults.py")
+TOOLS = Tools()
+atexit.register(TOOLS.close)
 
 
-def run(tool, args, plugin=True, stdin=None, env=None, as_module=False):
-    """fairseq's console script `tool`, or with as_module `python -m fairseq_cli.<name>`."""
+def run(tool, args, plugin=True, stdin=None, env=None, as_module=False, fault=None):
+    """fairseq's console script `tool`, or with as_module `python -m fairseq_cli.<name>`;
+    fault: (name, spec) of tests/faults.py, which then runs the console script."""
     full_env = dict(os.environ)
     full_env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
     if not plugin:
@@ -35,9 +41,14 @@ def run(tool, args, plugin=True, stdin=None, env=None, as_module=False):
         args = args + ["--required-batch-size-multiple", "1"]
     start = ([sys.executable, "-m", tool.replace("fairseq-", "fairseq_cli.")] if as_module
              else [os.path.join(BIN, tool)])
+    if fault:
+        assert not as_module
+        start = [sys.executable, FAULTS, *fault, *start]
     cmd = start + (["--user-dir", USER_DIR] if plugin else []) + args
-    return subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=full_env,
-                          timeout=300)
+    if as_module:
+        return subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=full_env,
+                              timeout=300)
+    return TOOLS.run(cmd, input=stdin, env=full_env, timeout=300)
 
 
 def hypotheses(stdout):

@@ -15,6 +15,7 @@ import torch
 
 import fairseq_fast
 from fairseq_fast.draft import cli
+from test_cli import TOOLS
 
 TOOL = [sys.executable, "-m", "fairseq_fast.draft"]
 HOURS = "0.004"  # about 15 seconds: 5 for the data at most, the rest training
@@ -156,8 +157,8 @@ def test_the_export_loads_as_draft_path_in_fairseq_generate(made):
               "--user-dir", fairseq_fast.user_dir(), "--beam", "1", "--gen-subset", "valid",
               "--max-sentences", "8"]
     bin_dir = os.path.dirname(sys.executable)
-    runs = [subprocess.run([os.path.join(bin_dir, "fairseq-generate"), *common, *extra],
-                           capture_output=True, text=True, timeout=300)
+    runs = [TOOLS.run([os.path.join(bin_dir, "fairseq-generate"), *common, *extra],
+                      timeout=300)
             for extra in ([], ["--generator", "speculative", "--draft-path", str(made["out"])])]
     for run in runs:
         assert run.returncode == 0, run.stderr[-2000:]

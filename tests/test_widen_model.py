@@ -11,7 +11,6 @@ fairseq-generate, and decodes as the original.
 """
 import argparse
 import os
-import subprocess
 import sys
 
 import pytest
@@ -21,6 +20,7 @@ from fairseq.models.transformer import TransformerModel, base_architecture
 from fairseq.sequence_generator import SequenceGenerator
 
 from model_factory import DummyTask, make_dictionary, source_batch
+from test_cli import TOOLS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -212,10 +212,10 @@ def test_refuses_what_it_cannot_widen():
 
 def _generate_stock(data, path, beam):
     env = dict(os.environ, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1")
-    result = subprocess.run(
+    result = TOOLS.run(
         [os.path.join(BIN, "fairseq-generate"), data, "--path", path, "--gen-subset", "test",
          "--beam", str(beam), "--batch-size", "16", "--required-batch-size-multiple", "1"],
-        capture_output=True, text=True, env=env, timeout=300)
+        env=env, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     hyps = {}
     for line in result.stdout.splitlines():
