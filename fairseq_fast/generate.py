@@ -17,11 +17,6 @@ Each batch is generated after seeding from (--seed, 1 by default; the batch's fi
 id), in every run, one process included: with --sampling a sample depends on its batch only, not
 on the rank that drew it or on the batches before it (stock fairseq-generate draws one stream
 across batches; its samples differ, their distribution is the same).
-
-Testing hooks: FAIRSEQ_FAST_TEST_KILL_RANK=R:K makes rank R SIGKILL itself once it has recorded K
-chunks and generated a batch of the next one (R:K:hang: stop its heartbeat and sleep instead, as
-a rank whose machine is gone); FAIRSEQ_FAST_TEST_FAIL_RANK=R makes rank R fail while it sets up,
-once every rank has registered (R:exit: leave with status 1 and no word).
 """
 import argparse
 import collections
@@ -30,7 +25,6 @@ import io
 import json
 import logging
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -69,8 +63,6 @@ def _process_start() -> float:
 
 STARTED = _process_start()
 
-KILL_ENV = "FAIRSEQ_FAST_TEST_KILL_RANK"
-FAIL_ENV = "FAIRSEQ_FAST_TEST_FAIL_RANK"
 # flags that change how a job runs, not what it writes: a resumed job may change them
 RUN_ONLY = {"resume", "work_dir", "chunk_tokens", "rank_threads", "rank_timeout",
             "postprocess_workers", "num_workers", "data_buffer_size", "results_path", "log_file",
@@ -169,12 +161,6 @@ def set_up(argv, ranks) -> Job:
     job = Job()
     job.args, cfg = _parse(argv)
     job.cfg = cfg
-    fail = os.environ.get(FAIL_ENV, "")
-    if fail.split(":")[0] == str(ranks.rank):
-        ranks.wait_registered()  # the other ranks can tell what happened
-        if fail.endswith(":exit"):
-            os._exit(1)
-        raise RuntimeError(f"{FAIL_ENV} makes rank {ranks.rank} fail while it sets up")
     utils.import_user_module(cfg.common)
     if cfg.dataset.max_tokens is None and cfg.dataset.batch_size is None:
         cfg.dataset.max_tokens = 12000
@@ -372,19 +358,10 @@ def generate_share(job, ranks, plan, folder) -> dict:
                                          num_workers=cfg.dataset.num_workers,
                                          pin_memory=job.use_cuda)
     seeded = cfg.common.seed is not None and not cfg.generation.no_seed_provided
-    kill = os.environ.get(KILL_ENV, "").split(":")
-    kill_after = int(kill[1]) if len(kill) >= 2 and kill[0] == str(ranks.rank) else None
     figures = {"chunks": 0, "sentences": 0, "tokens": 0, "gen_seconds": 0.0}
-    in_chunk = 0  # batches of the current chunk generated so far
 
     for seq, sample in enumerate(loader):
         chunk, batch, last = sampler.order.popleft()
-        if kill_after is not None and len(recorder.recorded) >= kill_after and in_chunk:
-            if kill[2:] == ["hang"]:  # as if its machine were gone: no heartbeat, no exit
-                ranks.close()
-                time.sleep(3600)
-            os.kill(os.getpid(), signal.SIGKILL)  # a real crash, mid-chunk
-        in_chunk += 1
         sample = utils.move_to_cuda(sample) if job.use_cuda else sample
         stats = {"sentences": 0, "tokens": 0, "seconds": 0.0, "has_target": None}
         payload = None
@@ -414,7 +391,6 @@ def generate_share(job, ranks, plan, folder) -> dict:
         if last:
             emit(Packed(seq, 0, ("end", chunk, None, None)))
             figures["chunks"] += 1
-            in_chunk = 0
         if pipeline is not None and pipeline.problem is not None:
             break
     if pipeline is not None:

@@ -91,3 +91,11 @@ def source_batch(dictionary, lengths, seed=0, device="cpu"):
         src[i, width - 1] = dictionary.eos()
     return {"id": torch.arange(bsz), "net_input": {
         "src_tokens": src.to(device), "src_lengths": torch.tensor([n + 1 for n in lengths])}}
+
+
+def reference_banned(tokens, step: int, n: int) -> set:
+    """The n-gram blocking rule, plainly: the tokens banned after tokens[0..step]."""
+    if step + 2 - n < 0:
+        return set()
+    suffix = tokens[step - n + 2: step + 1]
+    return {tokens[c + n - 1] for c in range(step - n + 2) if tokens[c: c + n - 1] == suffix}

@@ -19,11 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairseq_fast.decoding.ensemble import FastEnsembleModel
-from fairseq_fast.decoding.ngram_blocker import reference_banned
 from fairseq_fast.generators.bild import BiLDSequenceGenerator
 from fairseq_fast.generators.fast import VectorisedNGramBlock
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
-from model_factory import source_batch, translation_model
+from model_factory import reference_banned, source_batch, translation_model
 from test_fast_defaults import (TASK as FAST_TASK, assert_same, build_pair, gen_args,
                                 length_options)
 from test_speculative_equality import (DICT, SETTINGS, ReferenceNGramBlock, compare, generation,

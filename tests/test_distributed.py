@@ -22,6 +22,7 @@ import pytest
 from test_cli import BIN, USER_DIR
 
 TORCHRUN = os.path.join(BIN, "torchrun")
+FAULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "faults.py")
 TIMEOUT = 240
 SETTINGS = {
     "greedy": ["--beam", "1"],
@@ -35,8 +36,7 @@ STOCK_CLI = ("greedy", "beam5", "speculative")  # settings whose reference is fa
 
 def env(extra=None):
     e = dict(os.environ)
-    for key in ("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "FAIRSEQ_FAST_TEST_KILL_RANK",
-                "FAIRSEQ_FAST_TEST_FAIL_RANK", "WORLD_SIZE", "RANK", "MASTER_ADDR",
+    for key in ("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "WORLD_SIZE", "RANK", "MASTER_ADDR",
                 "MASTER_PORT"):
         e.pop(key, None)
     e.update(extra or {})
@@ -54,13 +54,14 @@ def args_for(pair, setting, *extra, module=True):
     return args
 
 
-def launch(n, args, extra_env=None, timeout=TIMEOUT):
-    """One job: `python -m fairseq_fast.generate` for n = 1, torchrun with n processes else."""
+def launch(n, args, extra_env=None, timeout=TIMEOUT, fault=None):
+    """One job: `python -m fairseq_fast.generate` for n = 1, torchrun with n processes else;
+    fault: (name, spec) of tests/faults.py, which then runs the module."""
+    program = ([FAULTS, *fault] if fault else ["-m", "fairseq_fast.generate"])
     if n == 1:
-        cmd = [sys.executable, "-m", "fairseq_fast.generate", *args]
+        cmd = [sys.executable, *program, *args]
     else:
-        cmd = [TORCHRUN, "--standalone", "--nproc-per-node", str(n), "-m",
-               "fairseq_fast.generate", *args]
+        cmd = [TORCHRUN, "--standalone", "--nproc-per-node", str(n), *program, *args]
     return subprocess.run(cmd, capture_output=True, env=env(extra_env), timeout=timeout)
 
 
@@ -142,7 +143,7 @@ def test_killed_rank_then_resume_gives_the_uninterrupted_bytes(tiny_pair, tmp_pa
     out = tmp_path / "out"
     work = out / "generate-valid.work"
     args = long_job(tiny_pair, "--results-path", str(out))
-    killed = launch(2, args, {"FAIRSEQ_FAST_TEST_KILL_RANK": "1:1"})
+    killed = launch(2, args, fault=("kill-rank", "1:1"))
     line = one_error_line(killed, "rank 1 (", "ended without a word", "--resume")
     recorded, total = map(int, re.search(r"(\d+) of (\d+) chunks are recorded", line).groups())
     assert 1 <= recorded < total
@@ -164,9 +165,9 @@ def test_killed_rank_then_resume_gives_the_uninterrupted_bytes(tiny_pair, tmp_pa
 
 # -- failures -------------------------------------------------------------------------------------
 def test_rank_failing_at_start_up_ends_the_job_with_one_line(tiny_pair):
-    result = launch(2, args_for(tiny_pair, "greedy"), {"FAIRSEQ_FAST_TEST_FAIL_RANK": "1"})
+    result = launch(2, args_for(tiny_pair, "greedy"), fault=("fail-rank", "1"))
     one_error_line(result, "rank 1 (", "failed while setting up", "RuntimeError")
-    result = launch(2, args_for(tiny_pair, "greedy"), {"FAIRSEQ_FAST_TEST_FAIL_RANK": "1:exit"})
+    result = launch(2, args_for(tiny_pair, "greedy"), fault=("fail-rank", "1:exit"))
     one_error_line(result, "rank 1 (", "ended without a word")
 
 
@@ -256,7 +257,7 @@ def test_rank_that_stops_answering_is_named_within_the_timeout(tiny_pair, tmp_pa
     works in the --work-dir given, which the line names for --resume."""
     work = tmp_path / "work"
     result = launch(2, long_job(tiny_pair, "--rank-timeout", "3", "--work-dir", str(work)),
-                    {"FAIRSEQ_FAST_TEST_KILL_RANK": "1:1:hang"}, timeout=120)
+                    fault=("kill-rank", "1:1:hang"), timeout=120)
     one_error_line(result, "rank 1 (", "stopped answering within --rank-timeout 3 s",
                    f"recorded in {work}: the same command with --resume continues")
 

@@ -20,8 +20,8 @@ from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.ensemble import FastEnsembleModel
 from fairseq_fast.generators.fast import FastSequenceGenerator, VectorisedNGramBlock
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
-from model_factory import (language_model, make_dictionary, prompt_batch, source_batch,
-                           translation_model)
+from model_factory import (language_model, make_dictionary, prompt_batch, reference_banned,
+                           source_batch, translation_model)
 from test_speculative_equality import ReferenceNGramBlock, model_shapes
 
 DICT = make_dictionary(16)
@@ -428,7 +428,7 @@ def test_vectorised_blocker_bans_exactly_the_rule(n, rows):
 
     from fairseq_fast.decoding import ngram_blocker
     from fairseq_fast.kernels import small_gemm
-    from fairseq_fast.decoding.ngram_blocker import block_last_ngrams, reference_banned
+    from fairseq_fast.decoding.ngram_blocker import block_last_ngrams
 
     step = min(len(r) for r in rows) - 1
     tokens = torch.full((len(rows), 20), DICT.pad(), dtype=torch.long)
@@ -456,7 +456,7 @@ def test_blocker_at_several_positions_per_row(n, seed):
     buffer longer than every step (later slots hold other tokens, which must be ignored);
     both ways of comparing (n-1)-grams (packed integers; token by token, taken when
     vocab**(n-1) would overflow int64) give the rule."""
-    from fairseq_fast.decoding.ngram_blocker import _suffix_marks, block_repeated_ngrams, reference_banned
+    from fairseq_fast.decoding.ngram_blocker import _suffix_marks, block_repeated_ngrams
 
     g = torch.Generator().manual_seed(seed)
     rows, length, m, vocab = 3, 12, 3, 8

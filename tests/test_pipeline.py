@@ -119,7 +119,7 @@ def test_killed_worker_ends_run_and_nothing_generated_is_lost(tiny_pair):
     stock = ok(run("fairseq-generate", gen_args(tiny_pair, "valid", *extra), plugin=False))
     killed = run("fairseq-generate", gen_args(tiny_pair, "valid", *extra, "--no-fast-linear",
                                               *workers(2)),
-                 env={"FAIRSEQ_FAST_TEST_KILL_WORKER": "3"})
+                 fault=("kill-worker", "3"))
     written = stopped(killed, "a post-processing worker died", 1)
     # batch 3 (sentences 12..15) was being post-processed when its worker died: it and the
     # batches generated before the main loop noticed are written, in order, nothing else

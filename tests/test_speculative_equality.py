@@ -12,10 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairseq_fast.speculative.draft_vocab import shortlist
-from fairseq_fast.decoding.ngram_blocker import reference_banned
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 from model_factory import (DummyTask, language_model, make_dictionary, prompt_batch,
-                           source_batch, translation_model)
+                           reference_banned, source_batch, translation_model)
 
 DICT = make_dictionary(16)
 TASK = DummyTask(DICT, DICT)

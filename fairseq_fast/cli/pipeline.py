@@ -16,9 +16,6 @@ Faults end the run within seconds and lose nothing that was generated:
   text was written completely;
 - Ctrl-C: the caller stops generating and calls `close()`, which writes what was generated.
 Workers ignore SIGINT (Ctrl-C reaches the whole process group; the main process decides).
-
-Testing hook: FAIRSEQ_FAST_TEST_KILL_WORKER=k makes the worker that receives batch k SIGKILL
-itself, a real crash at a known point.
 """
 import multiprocessing
 import os
@@ -30,8 +27,6 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, List, Optional, Tuple
 
 from fairseq_fast.cli.output import describe, silence
-
-KILL_ENV = "FAIRSEQ_FAST_TEST_KILL_WORKER"
 
 _lines = None  # the formatter, in each worker process
 
@@ -50,8 +45,6 @@ def _ready():
 
 
 def _format(packed):
-    if os.environ.get(KILL_ENV) == str(packed.seq):
-        os.kill(os.getpid(), signal.SIGKILL)
     return _lines(packed)
 
 

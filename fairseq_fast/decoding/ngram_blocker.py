@@ -11,9 +11,8 @@ integer, one subtraction against the suffix, one scatter (a min-reduce straight 
 vocabulary-sized temporaries). `block_last_ngrams` (one position per row, as fairseq's generators
 block) runs the same rule in one C call on CPU (csrc/ngram_block.c): ~10 tensor ops per step
 cost ~0.3 ms at 160 rows where the rows' few dozen tokens take microseconds to compare.
-`reference_banned` below is the plain implementation the tests compare against.
 """
-from typing import List, Optional
+from typing import Optional
 
 import torch
 from torch import Tensor
@@ -95,11 +94,3 @@ def _suffix_marks(tokens: Tensor, steps: Optional[Tensor], k: int, windows: int,
     suffix = keys[:, -1:] if steps is None else keys.gather(1, suffix_at)  # [B, m]
     differ = (keys[:, None, :windows] - suffix[:, :, None]).to(dtype)
     return differ.abs_().clamp_(max=1).sub_(0.5).mul_(inf)
-
-
-def reference_banned(tokens: List[int], step: int, n: int) -> set:
-    """The rule, plainly: tokens banned after tokens[0..step]."""
-    if step + 2 - n < 0:
-        return set()
-    suffix = tokens[step - n + 2: step + 1]
-    return {tokens[c + n - 1] for c in range(step - n + 2) if tokens[c: c + n - 1] == suffix}
