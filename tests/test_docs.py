@@ -160,6 +160,47 @@ def test_a_commit_hash_is_history_in_benchmarks_md_too():
     assert history_problems("docs/benchmarks.md", "| commit | 8cf7ceb-dirty |") != []
 
 
+# -- no measured figures in the package's prose -------------------------------------------------
+MEASURED = [
+    (re.compile(r"\b[0-9]+(?:\.[0-9]+)? ?(?:ms|us|µs)\b"), "a measured time"),
+    (re.compile(r"~ ?[0-9.]+ ?%"), "a measured share"),
+    (re.compile(r"\b[0-9]+(?:\.[0-9]+)?x (?:the time|faster|slower)\b"), "a measured ratio"),
+    (re.compile(r"\btook [~0-9]"), "a measured time"),
+]
+
+
+def measured_figures(path, text):
+    """Figures measured on some machine, in the package's comments, docstrings and help texts:
+    they rot as the code changes; docs/benchmarks.md holds them, written by a script."""
+    found = []
+    for pattern, what in MEASURED:
+        for m in pattern.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            found.append(f"{path}:{line}: {what}: {m.group(0)!r}")
+    return found
+
+
+def test_no_measured_figures_in_the_package_or_scripts():
+    found = [p for name, text in repository_text_files()
+             if name.startswith(("fairseq_fast/", "scripts/"))
+             for p in measured_figures(name, text)]
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize("text", [
+    "checking them took ~30 us", "~5% of a run", "a 4-row group took 1.3x the time",
+    "costs ~0.2 ms a step", "0.72x faster"])
+def test_measured_figure_check_finds_figures(text):
+    assert measured_figures("x.py", text)
+
+
+@pytest.mark.parametrize("text", [
+    'f"{seconds * 1000:.2f} ms"', "the 64-candidate limit", "~1e-7 relative", "x4 target",
+    "float16 -> float32"])
+def test_measured_figure_check_ignores_ordinary_text(text):
+    assert measured_figures("x.py", text) == []
+
+
 # -- docs/benchmarks.md and the README's headline table -------------------------------------
 ENV = {"cpu": "Test CPU @ 1 GHz", "isa": "AVX2", "physical_cores": 2, "logical_cpus": 2,
        "python": "3.11.0", "torch": "2.13.0", "fairseq": "0.12.3.1", "ctranslate2": "4.8.5",

@@ -4,13 +4,13 @@
     if graphs is not None and graphs.usable(state, tokens):
         logits = graphs.run(state, tokens, need_attn)    # the caller advances state.lengths
 
-A lean decoder step at batch 1 launches ~170 CUDA kernels that keep the GPU busy for a tenth of
-the step: the host issuing them sets the pace. A CUDA graph records those launches once and
-replays them with one. A graph replays fixed shapes and addresses, so it records
-LeanDecoder.static_forward, whose shapes do not depend on the rows' lengths: each row writes at
-slots read on the device and attends over the cache's whole capacity with the slots after its
-query masked. One graph serves every call of a (rows, inputs per row, cache buffer, source
-length bucket) combination, across steps, sentences and batches:
+A lean decoder step at batch 1 launches well over a hundred small CUDA kernels that keep the GPU
+busy for a small part of the step: the host issuing them sets the pace. A CUDA graph records
+those launches once and replays them with one. A graph replays fixed shapes and addresses, so it
+records LeanDecoder.static_forward, whose shapes do not depend on the rows' lengths: each row
+writes at slots read on the device and attends over the cache's whole capacity with the slots
+after its query masked. One graph serves every call of a (rows, inputs per row, cache buffer,
+source length bucket) combination, across steps, sentences and batches:
 
 - inputs: the tokens and the rows' lengths are copied into tensors of the graph's own;
 - self-attention K/V: the state's cache buffers themselves (generators hand one batch's buffers

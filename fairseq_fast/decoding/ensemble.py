@@ -68,8 +68,7 @@ class FastEnsembleModel(EnsembleModel):
         self.look_ahead = None
         self._decoding = False  # the batch's decoder states exist (they hold the encoder K/V)
         # each model's state of the last batch: its K/V buffers serve the next batch where
-        # they fit (fresh memory costs page faults and zeroing: ~15% of a beam-5 batch of 32
-        # on the demo target)
+        # they fit (fresh memory costs page faults and zeroing at every batch)
         self._last: List[Optional[DecoderState]] = [None] * len(models)
 
     def __prepare_scriptable__(self):

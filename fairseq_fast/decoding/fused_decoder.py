@@ -6,10 +6,10 @@
 
 lean_decoder.forward around its fused layers (fused_layer.py, one C call per layer) still runs
 ~20 tensor ops and Python calls: embedding, positions, the final norm, the output projection,
-and a call per layer. That was ~0.12 ms of a ~1.4 ms speculative pass on the demo pair, and
-~0.3 ms of a pass on a transformer-big-sized target (its data evicted by the weights streamed
-in between). Here the embedding, positions, layernorm_embedding, every layer, the final norm and
-the output projection (a shortlist's rows or all) are one call, in one parallel region. The same
+and a call per layer, each paying Python's overhead and, on a large model, cache misses (its
+data evicted by the weights streamed in between). Here the embedding, positions,
+layernorm_embedding, every layer, the final norm and the output projection (a shortlist's rows
+or all) are one call, in one parallel region. The same
 gd_decoder struct serves a greedy draft's steps (speculative/greedy_draft.py).
 
 For decoders whose every part the C code has: the fused layers (float32 on CPU, ReLU, affine

@@ -9,8 +9,8 @@ fairseq issue #5206.)
 No Python loop over rows or steps and no device-to-host copy: each (n-1)-gram packed into one
 integer, one subtraction against the suffix, one scatter (a min-reduce straight into lprobs, no
 vocabulary-sized temporaries). `block_last_ngrams` (one position per row, as fairseq's generators
-block) runs the same rule in one C call on CPU (csrc/ngram_block.c): ~10 tensor ops per step
-cost ~0.3 ms at 160 rows where the rows' few dozen tokens take microseconds to compare.
+block) runs the same rule in one C call on CPU (csrc/ngram_block.c): the torch formulation's
+ten or so tensor ops a step cost far more than comparing the rows' few dozen tokens.
 """
 from typing import Optional
 

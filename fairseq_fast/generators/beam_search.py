@@ -6,9 +6,9 @@ fairseq's `SequenceGenerator._generate` serves every search (sampling, diverse b
 prefixes, LM fusion) and pays for that at every step: six passes over the step's log-probs
 [rows, V] for its edits plus `search.BeamSearch`'s add and top-k, a boolean-mask assignment for
 NaN, the whole attention history [rows, S, step] copied to follow the beams, profiler ranges.
-On the demo target with beam 5, batch 32 and 2 CPU cores that is ~20% of the run outside the
-model. For the common case (search.BeamSearch, no prefix, no constraints, no LM, on our
-FastEnsembleModel) this loop takes over, with the same decisions:
+On a small model at a large batch that is a good share of the run outside the model
+(docs/benchmarks.md). For the common case (search.BeamSearch, no prefix, no constraints, no LM,
+on our FastEnsembleModel) this loop takes over, with the same decisions:
 
   * candidates: the edits (NaN, pad, unk penalty, max/min length), the cumulative score and the
     per-sentence top 2 x beam in one pass (csrc/beam_step.c; `candidates_torch` is the same rule

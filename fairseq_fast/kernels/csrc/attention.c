@@ -393,7 +393,7 @@ void fa_attend_f32(const float *q, int64_t qb, int64_t qh, int64_t qn, float sca
 
 /* out [B, m] = probs [B, H, m] averaged over heads (summed in head order, then / H: the
  * attention fairseq's decoder returns; torch's mean over a middle dimension of this size costs
- * ~0.2 ms a step, more than the attention it averages). */
+ * more than the attention it averages). */
 void fa_head_mean(const float *probs, int64_t B, int64_t H, int64_t m, float *out) {
   for (int64_t b = 0; b < B; b++) {
     const float *p = probs + b * H * m;

@@ -91,17 +91,16 @@ typedef __m256 vec;
 
 /* Software prefetch into L2, PF k-steps ahead. A block read by one row group streams from
  * memory: with 5 or 6 rows the FMAs fill the out-of-order window and the hardware prefetcher
- * alone keeps too few lines in flight (5 rows took 1.5x the time of 1 row on a memory-bound
- * weight; with this, about the same); 1 to 4 rows keep the hardware prefetcher's stream alone,
- * which is faster there (2 to 4 rows of a 4096 x 1024 weight took 0.72-0.93x the time without
- * the software prefetch, in 2 MiB pages or 4 KiB ones; a 4-row group with it took 1.3x a
- * 6-row one). The distance is not a power of two times 4 KB: at 4, 16 or 32 KB
- * ahead (16, 64, 128 k-steps of float32) a 6-row call of the transformer-big target's weights
- * took 1.17x the time of a 1-row call, at 12 KB 1.04x (at 5, 6, 10, 20, 24 or 28 KB about the
- * same: likely the prefetched line and the one being loaded fall in the same cache set at a
- * power-of-two distance). A block read by several row groups is read chunk by chunk (below): then
- * the groups share the prefetching of the next chunk (group i of n takes every n-th k-step), so
- * that memory streams while any of them computes, not only while the first does. */
+ * alone keeps too few lines in flight (a memory-bound weight then takes clearly longer for 5
+ * rows than for 1; with this, about as long); 1 to 4 rows keep the hardware prefetcher's stream
+ * alone, which is faster there (with the software prefetch a 4-row group is slower than a 6-row
+ * one). The distance is not a power of two times 4 KB: 4, 16 or 32 KB ahead (16, 64, 128
+ * k-steps of float32) slows a 6-row call of a large weight where 12 KB does not (nor 5, 6, 10,
+ * 20, 24 or 28 KB: likely the prefetched line and the one being loaded fall in the same cache
+ * set at a power-of-two distance). A block read by several row groups is read chunk by chunk
+ * (below): then the groups share the prefetching of the next chunk (group i of n takes every
+ * n-th k-step), so that memory streams while any of them computes, not only while the first
+ * does. */
 #define PF_K 48 /* k-steps ahead for a block streamed once (12 KB of float32 at AVX-512) */
 #define PF_MIN_ROWS (ROWS == 6 ? 5 : 2) /* the fewest rows a group streamed once prefetches */
 #define KC 128 /* k-steps per chunk: 32 KB of float32 weights, within L1 */
@@ -205,8 +204,8 @@ DEFINE_BLOCK(block_f16, uint16_t, LOAD_F16)
                 R - (g0) * ROWS >= PF_MIN_ROWS ? PF_K : 0, 1, 0);                              \
     } else {                                                                                   \
       /* the groups share the prefetching, but for a last group of one row: it runs            \
-       * through a chunk too fast to spread its share out (a 7-row call of a 4096 x 1024       \
-       * weight took 1.4x a 6-row one with it, 1.1x without) */                                \
+       * through a chunk too fast to spread its share out (with it, a 7-row call is much       \
+       * slower than a 6-row one) */                                                           \
       const int64_t sharing = (g1) - (g0) - (R - ((g1) - 1) * ROWS == 1);                      \
       for (int64_t k0 = 0; k0 < K; k0 += KC) {                                                 \
         int64_t k1 = k0 + KC < K ? k0 + KC : K;                                                \
@@ -277,8 +276,8 @@ void sg_linear_f32_units(const float *x, int64_t R, int64_t K, const float *p,
 }
 
 /* A float16 weight used by many row groups is widened once per block instead: widening in
- * registers costs the FMA ports two uops per weight vector per row group, ~12% of a call at
- * 160 rows (the demo target's beam 5 x 32 sentences); a block read by a few row groups (a
+ * registers costs the FMA ports two uops per weight vector per row group, a visible share of a
+ * call at beam-search batch sizes; a block read by a few row groups (a
  * verify window, batch 1) is cheaper to read as float16 (half the memory traffic). The same
  * float32 values either way (float16 -> float32 is exact), so the same results. */
 #define WIDEN_MIN_GROUPS 8
