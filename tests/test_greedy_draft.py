@@ -1,4 +1,4 @@
-"""A greedy draft's steps in one C call (speculative/greedy_draft.py): the same proposals as the
+"""A greedy draft's steps in one C call (decoding/greedy_steps.py): the same proposals as the
 Python steps, under the same edits (min/max length, unk penalty, pad), for ragged rows that catch
 up 1 or 2 tokens; and speculative output with such a draft still equals stock."""
 import pytest
@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from fairseq_fast.decoding.step_rules import StepRules
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 from fairseq_fast.kernels import loader, small_gemm
-from fairseq_fast.speculative import greedy_draft
+from fairseq_fast.decoding import greedy_steps
 from fairseq_fast.speculative.draft_vocab import shortlist
-from fairseq_fast.speculative.greedy_draft import GreedyDraftSteps
+from fairseq_fast.decoding.greedy_steps import GreedySteps
 from fairseq_fast.speculative.proposer import DraftModelProposer
 from model_factory import DummyTask, make_dictionary, source_batch, translation_model
 from test_speculative_equality import SETTINGS, compare, generation, model_shapes
@@ -103,7 +103,7 @@ def test_speculative_output_with_a_c_drafted_float32_draft_equals_stock(target, 
     """The target in float64 (its output equals stock's token for token); the draft in
     float32, proposing through C wherever a greedy round allows it."""
     calls = []
-    run = GreedyDraftSteps.run
+    run = GreedySteps.run
 
     def counted(self, *args):
         calls.append(1)
@@ -112,11 +112,11 @@ def test_speculative_output_with_a_c_drafted_float32_draft_equals_stock(target, 
     tgt = translation_model(TASK, eos_bias=gen["eos_bias"], **target)
     drf = translation_model(TASK, dtype=torch.float32, **draft)
     sample = source_batch(DICT, lengths, seed=target["seed"])
-    GreedyDraftSteps.run = counted
+    GreedySteps.run = counted
     try:
         compare(tgt, drf, sample, None, gen)
     finally:
-        GreedyDraftSteps.run = run
+        GreedySteps.run = run
     assert calls or gen["ngram"]  # n-gram blocking needs Python to see each step
 
 
@@ -153,7 +153,7 @@ def test_drafts_that_c_cannot_take_are_refused_up_front():
     log-probs are not fairseq's log_softmax (the argmax could differ) or a layer norm without
     an affine part keeps the Python steps."""
     plain = draft_model(dict(layers=1, dim=16, heads=2, seed=1))
-    assert GreedyDraftSteps.build(plain, DraftModelProposer(plain, None).lean) is not None
+    assert GreedySteps.build(plain, DraftModelProposer(plain, None).lean) is not None
 
     class Tempered(type(plain)):
         def get_normalized_probs(self, net_output, log_probs, sample=None):
@@ -161,7 +161,7 @@ def test_drafts_that_c_cannot_take_are_refused_up_front():
 
     tempered = draft_model(dict(layers=1, dim=16, heads=2, seed=1))
     tempered.__class__ = Tempered
-    assert not greedy_draft.steps_supported(tempered, DraftModelProposer(plain, None).lean)
+    assert not greedy_steps.steps_supported(tempered, DraftModelProposer(plain, None).lean)
     bare = draft_model(dict(layers=1, dim=16, heads=2, seed=1))
     bare.decoder.layer_norm = torch.nn.LayerNorm(16, elementwise_affine=False)
     assert DraftModelProposer(bare, None).steps is None

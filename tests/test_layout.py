@@ -10,7 +10,7 @@
     base        errors.py, options.py, checkpoints.py, paths.py
 
 A module may import from its own layer and the layers below it, never from a layer above
-(function-level imports included).
+(function-level and relative imports included).
 """
 import ast
 import os
@@ -46,18 +46,29 @@ def modules():
                 yield rel[:-len(".__init__")] if rel.endswith(".__init__") else rel, path
 
 
-def imported(tree: ast.AST):
+def absolute(node: ast.ImportFrom, package: str) -> str:
+    """The module a `from ... import` names; `package` is the importing module's package (for
+    relative imports: `from .x import y` in fairseq_fast.decoding.ensemble names
+    fairseq_fast.decoding.x)."""
+    if node.level == 0:
+        return node.module or ""
+    base = package.split(".")
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imported(tree: ast.AST, package: str = "fairseq_fast"):
     """fairseq_fast modules a module imports (`from fairseq_fast.x import y` names x, or x.y when
-    y is a module)"""
+    y is a module; relative imports resolved against `package`, the importing module's)"""
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and (
-                node.module == "fairseq_fast" or node.module.startswith("fairseq_fast.")):
+        module = absolute(node, package) if isinstance(node, ast.ImportFrom) else None
+        if module and (module == "fairseq_fast" or module.startswith("fairseq_fast.")):
             for alias in node.names:
-                full = f"{node.module}.{alias.name}"
+                full = f"{module}.{alias.name}"
                 is_module = os.path.exists(os.path.join(
                     os.path.dirname(PACKAGE), *full.split("."))) or os.path.exists(
                     os.path.join(os.path.dirname(PACKAGE), *full.split(".")) + ".py")
-                yield full if is_module else node.module
+                yield full if is_module else module
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("fairseq_fast"):
@@ -75,7 +86,8 @@ def test_imports_point_only_downward():
         with open(path) as f:
             tree = ast.parse(f.read())
         own = LAYERS.index(layer(name))
-        for target in imported(tree):
+        package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+        for target in imported(tree, package):
             if LAYERS.index(layer(target)) > own:
                 upward.append(f"{name} ({layer(name)}) imports {target} ({layer(target)})")
     assert not upward, "\n".join(upward)
@@ -86,3 +98,12 @@ def test_the_check_sees_an_upward_import():
     targets = list(imported(tree))
     assert targets == ["fairseq_fast.generators.fast"]
     assert LAYERS.index(layer(targets[0])) > LAYERS.index(layer("fairseq_fast.kernels.x"))
+
+
+def test_the_check_sees_an_upward_relative_import():
+    tree = ast.parse("from ..generators import fast\nfrom ..generators.fast import X\n"
+                     "from . import lean_decoder\n")
+    targets = list(imported(tree, "fairseq_fast.decoding"))
+    assert targets == ["fairseq_fast.generators.fast", "fairseq_fast.generators.fast",
+                       "fairseq_fast.decoding.lean_decoder"]
+    assert LAYERS.index(layer(targets[0])) > LAYERS.index(layer("fairseq_fast.decoding.x"))

@@ -11,7 +11,7 @@ import torch
 import fairseq_fast  # noqa: F401  (applies the overrides)
 from fairseq_fast.generators import beam_search
 from fairseq_fast.kernels import small_gemm
-from fairseq_fast.speculative.greedy_draft import GreedyDraftSteps
+from fairseq_fast.decoding.greedy_steps import GreedySteps
 from model_factory import (language_model, make_dictionary, prompt_batch, source_batch,
                            translation_model)
 from test_fast_defaults import Task, gen_args
@@ -32,13 +32,13 @@ def _generate(model, sample, monkeypatch, look_ahead=True, **options):
     generator = TASK.build_generator([model], gen_args(**{"beam": 1, "max_len_b": 14,
                                                           **options}))
     calls = []
-    real = GreedyDraftSteps.run_scored
+    real = GreedySteps.run_scored
 
     def counted(self, *args, **kwargs):
         out = real(self, *args, **kwargs)
         calls.append(out[0].size(1))
         return out
-    monkeypatch.setattr(GreedyDraftSteps, "run_scored", counted)
+    monkeypatch.setattr(GreedySteps, "run_scored", counted)
     if not look_ahead:
         monkeypatch.setattr(beam_search, "look_ahead", lambda gen, max_len: None)
     try:

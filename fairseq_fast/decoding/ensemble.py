@@ -63,7 +63,7 @@ class FastEnsembleModel(EnsembleModel):
         # attn [N, m, S] | None, whether every row (look-ahead) or any (prefill) must follow)
         self._ahead = None
         # greedy steps ahead: (steps, rules), set by the plugin's beam loop for a greedy batch
-        # (steps: speculative/greedy_draft.py's GreedyDraftSteps of this model; rules: the
+        # (steps: decoding/greedy_steps.py's GreedySteps of this model; rules: the
         # batch's StepRules), else None
         self.look_ahead = None
         self._decoding = False  # the batch's decoder states exist (they hold the encoder K/V)

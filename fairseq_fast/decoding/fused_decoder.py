@@ -10,7 +10,7 @@ and a call per layer, each paying Python's overhead and, on a large model, cache
 data evicted by the weights streamed in between). Here the embedding, positions,
 layernorm_embedding, every layer, the final norm and the output projection (a shortlist's rows
 or all) are one call, in one parallel region. The same
-gd_decoder struct serves a greedy draft's steps (speculative/greedy_draft.py).
+gd_decoder struct serves a greedy draft's steps (decoding/greedy_steps.py).
 
 For decoders whose every part the C code has: the fused layers (float32 on CPU, ReLU, affine
 layer norms), token embeddings (no adaptive input), no quant-noise or extra projections,

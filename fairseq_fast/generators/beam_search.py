@@ -21,7 +21,7 @@ on our FastEnsembleModel) this loop takes over, with the same decisions:
     indices of their history (`lineage`, reordered with the tokens), and a hypothesis gathers
     its attention when it is finalised, instead of every step moving every row's history;
   * greedy (beam 1, no n-gram blocking, temperature 1): the model runs several steps ahead in
-    one C call, each row fed its argmax under the step's edits (speculative/greedy_draft.py's
+    one C call, each row fed its argmax under the step's edits (decoding/greedy_steps.py's
     steps, ensemble.py's look-ahead); this loop still chooses every token from the scores, and
     a row choosing otherwise only ends the look-ahead.
 
@@ -39,8 +39,8 @@ from fairseq_fast.kernels import loader
 from fairseq_fast.errors import RunError
 from fairseq_fast.generators import finalize
 from fairseq_fast.decoding.ensemble import FastEnsembleModel
+from fairseq_fast.decoding.greedy_steps import GreedySteps
 from fairseq_fast.decoding.step_rules import StepRules, edit_scores
-from fairseq_fast.speculative.greedy_draft import GreedyDraftSteps
 
 NO_RULE, ONLY_EOS, NO_EOS = 0, 1, 2  # the length rule of a step (beam_step.c's `mode`)
 MAX_CANDIDATES = 64  # the kernel's per-sentence top-k buffer
@@ -100,7 +100,7 @@ def look_ahead(gen, max_len: int):
             or model.models_size != 1):
         return None
     if not hasattr(gen, "_greedy_steps"):
-        gen._greedy_steps = GreedyDraftSteps.build(model.models[0], model.lean[0])
+        gen._greedy_steps = GreedySteps.build(model.models[0], model.lean[0])
     if gen._greedy_steps is None:
         return None
     return gen._greedy_steps, StepRules(pad=gen.pad, unk=gen.unk, eos=gen.eos,

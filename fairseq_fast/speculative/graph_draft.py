@@ -25,9 +25,9 @@ import torch
 from torch import Tensor, nn
 
 from fairseq_fast.decoding.decoder_state import DecoderState
+from fairseq_fast.decoding.greedy_steps import stock_normalization
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules, edit_scores
-from fairseq_fast.speculative.greedy_draft import stock_normalization
 
 
 class GraphDraftSteps:

@@ -6,7 +6,7 @@
 
 Where no row has a draft (an n-gram lookup that found nothing) or the draft-length schedule
 chooses 0 (drafting does not pay for the rows in flight), the round is the target's own greedy
-decoding: `steps` greedy steps of every row in one C call (speculative/greedy_draft.py's, the
+decoding: `steps` greedy steps of every row in one C call (decoding/greedy_steps.py's, the
 call the default generator's greedy look-ahead makes), each step's logits kept. The loop then
 treats the target's own choices as the window's drafts: the acceptance rule verifies them against
 those logits like any draft, so what is kept and its scores are what a verify pass would give,
@@ -22,19 +22,19 @@ import torch
 from torch import Tensor, nn
 
 from fairseq_fast.decoding.decoder_state import DecoderState
+from fairseq_fast.decoding.greedy_steps import GreedySteps
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
-from fairseq_fast.speculative.greedy_draft import GreedyDraftSteps
 
 
 class PlainSteps:
-    def __init__(self, steps: GreedyDraftSteps):
+    def __init__(self, steps: GreedySteps):
         self.steps = steps
         self.last_inputs = 0  # positions the last run computed
 
     @classmethod
     def build(cls, model: nn.Module, lean: LeanDecoder) -> Optional["PlainSteps"]:
-        steps = GreedyDraftSteps.build(model, lean)
+        steps = GreedySteps.build(model, lean)
         return None if steps is None else cls(steps)
 
     def usable(self, state: DecoderState, rows: int, rules: StepRules,

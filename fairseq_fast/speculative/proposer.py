@@ -13,8 +13,8 @@ draft never read its own last guess); the first step of the next round feeds eac
 has not read yet (1 or 2 tokens), as gpt-fast does.
 
 Greedy drafting without a stop rule, forced prefix or n-gram blocking runs its k steps in one C
-call where the draft allows (greedy_draft.py): the same proposals, without ~30 tensor ops a step;
-on a GPU, in one CUDA graph replay (graph_draft.py).
+call where the draft allows (decoding/greedy_steps.py): the same proposals, without ~30 tensor
+ops a step; on a GPU, in one CUDA graph replay (graph_draft.py).
 """
 from typing import Optional, Protocol, Tuple
 
@@ -23,10 +23,10 @@ from torch import Tensor
 
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
+from fairseq_fast.decoding.greedy_steps import GreedySteps
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
 from fairseq_fast.speculative.graph_draft import GraphDraftSteps
-from fairseq_fast.speculative.greedy_draft import GreedyDraftSteps
 from fairseq_fast.speculative.stop_rules import StopRule
 
 
@@ -70,7 +70,7 @@ class DraftModelProposer:
         self.state: Optional[DecoderState] = None
         # whole greedy propose() calls in C (on the CPU) or from a CUDA graph (on a GPU) where
         # nothing in Python needs to see a step
-        self.steps = (GreedyDraftSteps.build(model, self.lean) if packed and sampler is None
+        self.steps = (GreedySteps.build(model, self.lean) if packed and sampler is None
                       else None)
         self.graph_steps = (GraphDraftSteps.build(model, self.lean) if sampler is None
                             else None)

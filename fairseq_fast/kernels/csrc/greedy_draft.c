@@ -1,7 +1,7 @@
 /* greedy_draft.c: a draft decoder's greedy steps, several in one call, and a whole decoder's
  * forward pass in one call (float32, CPU).
  *
- * gd_greedy_f32 is called by speculative/greedy_draft.py for a greedy draft that no Python-side
+ * gd_greedy_f32 is called by decoding/greedy_steps.py for a greedy draft that no Python-side
  * rule needs to see (no forced prefix, no n-gram blocking, no stop rule). Each step is what
  * lean_decoder.forward and StepRules.log_probs + argmax do for one token per row, without
  * returning to Python:

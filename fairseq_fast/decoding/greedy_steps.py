@@ -1,19 +1,21 @@
-"""A greedy draft's steps in one C call (csrc/greedy_draft.c).
+"""k greedy decoder steps in one C call (csrc/greedy_draft.c): a draft's proposals, and the
+default generator's greedy look-ahead.
 
-    steps = GreedyDraftSteps.build(model, lean)         # None unless the draft is of that kind
+    steps = GreedySteps.build(model, lean)         # None unless the model is of that kind
     if steps is not None and steps.usable(state, rows, width):
         drafts = steps.run(state, feed, unread, first, k, rules)   # [B, k'] and state advanced
 
-A drafted token through lean_decoder.forward and StepRules.log_probs is ~30 tensor ops and
+A greedy token through lean_decoder.forward and StepRules.log_probs is ~30 tensor ops and
 Python calls around the fused layers (fused_layer.py); for a small draft beside a large target
 that is most of the draft's time (the draft's arithmetic is a fraction of a millisecond). Here a
 whole propose() is one call: embedding, positions, the layers, the final norm, the output
 projection (a shortlist's rows or all) and the argmax under stock's edits, k times.
 
-Used by DraftModelProposer for greedy drafting when nothing in Python has to see a step: no
-stop rule, no forced prefix, no n-gram blocking; for drafts whose decoder the whole-decoder call
-takes (decoding/fused_decoder.py, whose structs this shares: the fused layers' plain kind, token
-embeddings, an output projection) and whose log-probs are fairseq's own log-softmax.
+Used by speculative/proposer.py's DraftModelProposer for greedy drafting when nothing in Python
+has to see a step: no stop rule, no forced prefix, no n-gram blocking; for drafts whose decoder
+the whole-decoder call takes (decoding/fused_decoder.py, whose structs this shares: the fused
+layers' plain kind, token embeddings, an output projection) and whose log-probs are fairseq's
+own log-softmax.
 The draft only proposes: the target verifies every token, so this path, like the shortlist,
 can change how many drafts are kept (float32 rounding of a near-tie) but never the output.
 
@@ -51,13 +53,13 @@ def steps_supported(model: nn.Module, lean: LeanDecoder) -> bool:
     return lean.fused_decoder is not None and stock_normalization(model)
 
 
-class GreedyDraftSteps:
+class GreedySteps:
     def __init__(self, lean: LeanDecoder):
         self.lean = lean
         self.whole = lean.fused_decoder  # its gd_decoder and gd_layer_state structs
 
     @classmethod
-    def build(cls, model: nn.Module, lean: LeanDecoder) -> Optional["GreedyDraftSteps"]:
+    def build(cls, model: nn.Module, lean: LeanDecoder) -> Optional["GreedySteps"]:
         if not steps_supported(model, lean) or loader.function("gd_greedy_f32") is None:
             return None
         return cls(lean)
