@@ -43,6 +43,26 @@ def test_header_parser_reads_declarators_arrays_and_prototypes():
     assert ctypes.sizeof(structs["outer"]) == 2 * 24 + 4 + 4
 
 
+def test_constants_come_from_the_header_and_the_python_side_uses_them():
+    assert loader.parse_constants("""
+        #define FF_ABI_VERSION 7
+        #define FF_MODE_A 2   /* a comment */
+          #define FF_LIMIT -1
+        #define OTHER 3
+        #define FF_NOT_A_NUMBER (1 << 2)
+    """) == {"ABI_VERSION": 7, "MODE_A": 2, "LIMIT": -1}
+    from fairseq_fast.decoding import fused_layer
+    from fairseq_fast.generators import beam_search
+
+    header = loader.CONSTANTS
+    assert (fused_layer.SPARSE_NEVER, fused_layer.SPARSE_CHEAPER, fused_layer.SPARSE_ALWAYS) == (
+        header["SPARSE_NEVER"], header["SPARSE_CHEAPER"], header["SPARSE_ALWAYS"])
+    assert (beam_search.NO_RULE, beam_search.ONLY_EOS, beam_search.NO_EOS,
+            beam_search.MAX_CANDIDATES) == (header["NO_RULE"], header["ONLY_EOS"],
+                                            header["NO_EOS"], header["MAX_CANDIDATES"])
+    assert len({header["NO_RULE"], header["ONLY_EOS"], header["NO_EOS"]}) == 3
+
+
 @needs_library
 def test_every_declared_function_is_in_the_library_once_or_at_every_level():
     lib = loader.library()

@@ -45,7 +45,8 @@ from fairseq_fast.kernels.packed_linear import KERNEL_MAX_ROWS
 
 _Linear, _Norm, _Layer = (loader.struct(name) for name in ("dl_linear", "dl_norm", "dl_layer"))
 SPARSE_FFN_ENV = "FAIRSEQ_FAST_SPARSE_FFN"
-SPARSE_NEVER, SPARSE_CHEAPER, SPARSE_ALWAYS = 0, 1, 2  # sg_sparse_linear's modes (kernels.h)
+SPARSE_NEVER, SPARSE_CHEAPER, SPARSE_ALWAYS = (loader.CONSTANTS[f"SPARSE_{mode}"]  # kernels.h
+                                              for mode in ("NEVER", "CHEAPER", "ALWAYS"))
 
 
 def sparse_ffn() -> int:

@@ -42,8 +42,9 @@ from fairseq_fast.decoding.ensemble import FastEnsembleModel
 from fairseq_fast.decoding.greedy_steps import GreedySteps
 from fairseq_fast.decoding.step_rules import StepRules, edit_scores
 
-NO_RULE, ONLY_EOS, NO_EOS = 0, 1, 2  # the length rule of a step (beam_step.c's `mode`)
-MAX_CANDIDATES = 64  # the kernel's per-sentence top-k buffer
+# the length rule of a step, and the most candidates per sentence (kernels.h)
+NO_RULE, ONLY_EOS, NO_EOS, MAX_CANDIDATES = (loader.CONSTANTS[name] for name in (
+    "NO_RULE", "ONLY_EOS", "NO_EOS", "MAX_CANDIDATES"))
 
 
 def usable(gen, sample, prefix_tokens: Optional[Tensor], constraints: Optional[Tensor]) -> bool:

@@ -68,7 +68,8 @@ DEFINE_ABOVE(above_f64, double, MASK_F64, LANES_F64)
     if (x != x) x = -INFINITY;                                                                \
     if (tok == pad) x = -INFINITY;                                                            \
     else if (tok == unk) x -= unk_penalty;                                                    \
-    if ((mode == 1 && tok != eos) || (mode == 2 && tok == eos)) x = -INFINITY;                \
+    if ((mode == FF_ONLY_EOS && tok != eos) || (mode == FF_NO_EOS && tok == eos))             \
+      x = -INFINITY;                                                                          \
     return x;                                                                                 \
   }                                                                                           \
                                                                                               \
@@ -93,8 +94,8 @@ DEFINE_ABOVE(above_f64, double, MASK_F64, LANES_F64)
             int threads) {                                                                    \
     _Pragma("omp parallel for num_threads(threads) schedule(static) if(sentences > 1)")       \
     for (int64_t s = 0; s < sentences; s++) {                                                 \
-      T bv[64];                                                                               \
-      int64_t bf[64], n = 0;                                                                  \
+      T bv[FF_MAX_CANDIDATES];                                                                \
+      int64_t bf[FF_MAX_CANDIDATES], n = 0;                                                   \
       for (int64_t j = 0; j < beams; j++) {                                                   \
         int64_t row = s * group + j;                                                          \
         const T *x = lp + row * ld;                                                           \
@@ -105,7 +106,7 @@ DEFINE_ABOVE(above_f64, double, MASK_F64, LANES_F64)
               c / CHUNK != unk / CHUNK && c / CHUNK != eos / CHUNK) {                         \
             /* no special token here: the only edits are NaN -> -inf and, at max_len, all    \
                -> -inf, so only the values above the k-th as they are can enter */           \
-            if (mode == 1) continue;                                                          \
+            if (mode == FF_ONLY_EOS) continue;                                                \
             for (uint32_t m = NAME##_above(x + c, add, bv[k - 1]); m; m &= m - 1) {          \
               int64_t t = c + __builtin_ctz(m);                                               \
               n = NAME##_insert(bv, bf, n, k, x[t] + add, j * V + t);                         \

@@ -16,6 +16,19 @@
 
 #define FF_ABI_VERSION 7
 
+/* Constants Python uses too: kernels/loader.py reads each `#define FF_<NAME> <integer>` of this
+ * file into loader.CONSTANTS["<NAME>"], so that neither side copies the other's by hand. */
+/* sg_sparse_linear_*'s mode */
+#define FF_SPARSE_NEVER 0   /* the dense kernel */
+#define FF_SPARSE_CHEAPER 1 /* skip x's zeros where sg_sparse_cheaper says that is cheaper */
+#define FF_SPARSE_ALWAYS 2  /* skip x's zeros */
+/* bs_candidates_*'s mode: the length rule of a step */
+#define FF_NO_RULE 0
+#define FF_ONLY_EOS 1 /* at the maximum length: EOS only */
+#define FF_NO_EOS 2   /* before the minimum length: anything but EOS */
+/* bs_candidates_*'s k (2 x beam) is at most this */
+#define FF_MAX_CANDIDATES 64
+
 /* every library (abi.c): FF_ABI_VERSION, and sizeof(struct) by name (-1: no such struct) */
 int ff_abi_version(void);
 int64_t ff_struct_size(const char *name);
@@ -26,9 +39,9 @@ void sg_linear_f32(const float *x, int64_t R, int64_t K, const float *p, const f
                    float *y, int64_t N, const float *res, int relu, int threads);
 void sg_linear_f16(const float *x, int64_t R, int64_t K, const uint16_t *p, const float *bias,
                    float *y, int64_t N, const float *res, int relu, int threads);
-/* the same, skipping x's zeros (the same bits for finite weights): mode 0 never (the dense
- * kernel), 1 where that is cheaper (sg_sparse_cheaper of the call's nonzero counts per row and
- * nonzero flags per k), 2 always; scratch: sg_sparse_scratch(R, K) int32s */
+/* the same, skipping x's zeros (the same bits for finite weights): mode FF_SPARSE_* (above;
+ * cheaper: sg_sparse_cheaper of the call's nonzero counts per row and nonzero flags per k);
+ * scratch: sg_sparse_scratch(R, K) int32s */
 int64_t sg_sparse_scratch(int64_t R, int64_t K);
 int sg_sparse_cheaper(const int32_t *cnt, const uint8_t *any, int64_t R, int64_t K);
 void sg_sparse_linear_f32(const float *x, int64_t R, int64_t K, const float *p,
@@ -133,7 +146,8 @@ void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, con
                     int64_t n, const int64_t *lengths, int64_t total, const uint8_t *pad,
                     const int64_t *off, float *scores, float *work, int threads);
 
-/* beam_step.c (portable): a beam-search step's top k candidates per sentence */
+/* beam_step.c (portable): a beam-search step's top k candidates per sentence (k at most
+ * FF_MAX_CANDIDATES; mode FF_NO_RULE, FF_ONLY_EOS or FF_NO_EOS) */
 void bs_candidates_f32(const float *lp, int64_t ld, const float *prev, int64_t sentences,
                        int64_t group, int64_t beams, int64_t V, int64_t k, int64_t pad,
                        int64_t unk, float unk_penalty, int64_t eos, int mode, float *out_score,

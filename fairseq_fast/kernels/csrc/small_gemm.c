@@ -331,9 +331,6 @@ DEFINE_LINEAR(sg_linear_f16, uint16_t)
 #define ROW_COST 2.25 /* time of a multiply-add vector with its own weight load / in a group */
 #define STREAM_COST 7.5 /* memory time of a streamed k-step / one row's arithmetic on it */
 
-/* sg_sparse_linear_*'s mode (kernels.h) */
-enum { SPARSE_NEVER = 0, SPARSE_CHEAPER = 1, SPARSE_ALWAYS = 2 };
-
 /* the scratch a sparse call needs, in int32s: idx [R, K], cnt [R], any [K] bytes */
 int64_t sg_sparse_scratch(int64_t R, int64_t K) { return R * K + R + (K + 3) / 4; }
 
@@ -434,21 +431,21 @@ DEFINE_SPARSE_ROW(sparse_row_f16, uint16_t, LOAD_F16)
   } while (0)
 
 /* y [R, N] = x [R, K] . w^T + bias (+ res) (relu) as sg_linear_*_units, skipping x's zeros:
- * mode SPARSE_NEVER (the dense kernel), SPARSE_CHEAPER (where sg_sparse_cheaper says so) or
- * SPARSE_ALWAYS; scratch: sg_sparse_scratch(R, K) int32s. The units are the dense kernel's
- * (block, row group) pairs, shared among the region's threads by the same FOR_BLOCKS. */
+ * mode FF_SPARSE_NEVER (the dense kernel), FF_SPARSE_CHEAPER (where sg_sparse_cheaper says
+ * so) or FF_SPARSE_ALWAYS; scratch: sg_sparse_scratch(R, K) int32s. The units are the dense
+ * kernel's (block, row group) pairs, shared among the region's threads by the same FOR_BLOCKS. */
 #define DEFINE_SPARSE_LINEAR(NAME, DENSE, ROW_FN, WTYPE)                                       \
   void NAME##_units(const float *x, int64_t R, int64_t K, const WTYPE *p, const float *bias,   \
                     float *y, int64_t N, const float *res, int relu, int32_t *scratch,         \
                     int mode) {                                                                \
-    if (mode == SPARSE_NEVER) {                                                                \
+    if (mode == FF_SPARSE_NEVER) {                                                             \
       DENSE##_units(x, R, K, p, bias, y, N, res, relu);                                        \
       return;                                                                                  \
     }                                                                                          \
     int32_t *idx = scratch, *cnt = scratch + R * K;                                            \
     uint8_t *any = (uint8_t *)(cnt + R);                                                       \
     sg_nonzero_units(x, R, K, idx, cnt, any);                                                  \
-    if (mode == SPARSE_CHEAPER && !sg_sparse_cheaper(cnt, any, R, K)) {                        \
+    if (mode == FF_SPARSE_CHEAPER && !sg_sparse_cheaper(cnt, any, R, K)) {                     \
       DENSE##_units(x, R, K, p, bias, y, N, res, relu);                                        \
       return;                                                                                  \
     }                                                                                          \
