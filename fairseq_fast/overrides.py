@@ -190,7 +190,7 @@ def fast_default_generator(args, cfg, extra_gen_cls_kwargs):
                                              FastSequenceGeneratorWithAlignment)
 
     fast = FastDefaults(cache=not cfg.no_fast_cache, prefill=not cfg.no_fast_prefill,
-                        ngram=not cfg.no_fast_ngram, linear=not cfg.no_fast_linear,
+                        ngram=not cfg.no_fast_ngram, kernels=not cfg.no_fast_linear,
                         beam_loop=not cfg.no_fast_beam)
     if not fast.any():
         return None, extra_gen_cls_kwargs
@@ -229,7 +229,7 @@ def build_draft_generator(task, models, args, cfg):
         len_penalty=g("lenpen", 1), unk_penalty=g("unkpen", 0),
         temperature=g("temperature", 1.0), sampling=g("sampling", False),
         no_repeat_ngram_size=g("no_repeat_ngram_size", 0),
-        packed_linear=not cfg.no_fast_linear,
+        kernels=not cfg.no_fast_linear,
         shared_encoder=None if draft is None else shares_encoder(models[0], draft),
         draft_method=cfg.draft_method, draft_layers=int(cfg.draft_layers))
     if cfg.generator == "bild":

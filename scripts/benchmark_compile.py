@@ -97,7 +97,7 @@ def setting(model, rows, threads):
     src = torch.randint(4, 100, (rows, SOURCE))
     src[:, -1] = 2
     encoder_out = model.encoder(src, src_lengths=torch.full((rows,), SOURCE))
-    lean = LeanDecoder(decoder, packed=True)
+    lean = LeanDecoder(decoder, kernels=True)
     state = lean.init_state(encoder_out, rows, 64, torch.float32, torch.device("cpu"))
     prefix = torch.randint(4, 100, (rows, STEP))
     lean.forward(state, prefix)  # the first 20 inputs in the cache

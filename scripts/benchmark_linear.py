@@ -58,7 +58,7 @@ def generators(task, cfg, target, draft, kind, beam):
         if kind.startswith("speculative"):
             gen = SpeculativeSequenceGenerator(
                 [target], task.target_dictionary, draft_model=draft, draft_len=4,
-                sampling=sampling, temperature=1.0, packed_linear=packed)
+                sampling=sampling, temperature=1.0, kernels=packed)
             linears = [gen.target.linear, gen.proposer.lean.linear]
         else:
             args.no_fast_linear = not packed

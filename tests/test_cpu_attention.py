@@ -152,7 +152,7 @@ TASK = DummyTask(DICT, DICT)
 def test_lean_decoder_takes_the_kernel_in_float32_and_agrees(monkeypatch, need_attn):
     """Ragged rows (a verify window at different lengths) through a float32 decoder: the kernel
     is called for self- and encoder attention (not for the last layer's encoder attention when
-    its weights are wanted), logits agree with the torch path, and packed=False never calls it."""
+    its weights are wanted), logits agree with the torch path, and kernels=False never calls it."""
     model = translation_model(TASK, layers=2, dim=64, heads=4, ffn=128, seed=3,
                               dtype=torch.float32)
     sample = source_batch(DICT, [7, 5, 9], seed=1)
@@ -180,4 +180,4 @@ def test_lean_decoder_takes_the_kernel_in_float32_and_agrees(monkeypatch, need_a
         assert _close(results[True][1], results[False][1])
         results = {f: r[0] for f, r in results.items()}
     assert _close(results[True], results[False])
-    assert LeanDecoder(model.decoder, packed=False).fused_attention is False
+    assert LeanDecoder(model.decoder, kernels=False).fused_attention is False

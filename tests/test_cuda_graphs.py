@@ -27,7 +27,7 @@ from test_speculative_equality import (DICT, SETTINGS, compare, generation, mode
 def eager_graphs(monkeypatch):
     """Every LeanDecoder built from now on serves its calls through StepGraphs(capture=False)."""
     monkeypatch.setattr(StepGraphs, "build",
-                        classmethod(lambda cls, lean, packed: cls(lean, capture=False)))
+                        classmethod(lambda cls, lean, kernels: cls(lean, capture=False)))
 
 
 def encode(model, lengths, seed):
@@ -55,7 +55,7 @@ def test_static_forward_computes_forward(shape, lengths, group):
     model = translation_model(TASK, seed=len(lengths) + group, **shape)
     enc = encode(model, lengths, seed=group)
     rows = len(lengths) * group
-    lean = LeanDecoder(model.decoder, packed=False)
+    lean = LeanDecoder(model.decoder, kernels=False)
     graphs = StepGraphs(lean, capture=False)
     plain = lean.init_state(enc, rows, 32, torch.float64, torch.device("cpu"))
     static = lean.init_state(enc, rows, 32, torch.float64, torch.device("cpu"))
@@ -85,7 +85,7 @@ def test_encoder_buffers_follow_the_batch():
     """A second batch with another source (shorter, unpadded) reuses the padded K/V buffers: the
     new sentence's K/V are copied in and the old tail is masked."""
     model = translation_model(TASK, layers=2, dim=16, heads=2, seed=3)
-    lean = LeanDecoder(model.decoder, packed=False)
+    lean = LeanDecoder(model.decoder, kernels=False)
     graphs = StepGraphs(lean, capture=False)
     for lengths in ([9], [4], [6]):
         enc = encode(model, lengths, seed=lengths[0])
@@ -132,12 +132,12 @@ def test_speculative_through_static_calls_equals_stock(target, draft, gen, lengt
 
 
 def test_switches(monkeypatch):
-    """FAIRSEQ_FAST_CUDA_GRAPHS=0 and --no-fast-linear (packed=False) build no graphs; without a
+    """FAIRSEQ_FAST_CUDA_GRAPHS=0 and --no-fast-linear (kernels=False) build no graphs; without a
     GPU neither does anything else."""
     model = translation_model(TASK, layers=1, dim=16, heads=2)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert LeanDecoder(model.decoder).graphs is not None
-    assert LeanDecoder(model.decoder, packed=False).graphs is None
+    assert LeanDecoder(model.decoder, kernels=False).graphs is None
     monkeypatch.setenv("FAIRSEQ_FAST_CUDA_GRAPHS", "0")
     assert LeanDecoder(model.decoder).graphs is None
     monkeypatch.setenv("FAIRSEQ_FAST_CUDA_GRAPHS", "1")
@@ -151,7 +151,7 @@ def test_weight_change_drops_graphs():
     """A graph reads the weights it was captured on: a new batch after a weight changed in
     place drops every graph."""
     model = translation_model(TASK, layers=1, dim=16, heads=2)
-    lean = LeanDecoder(model.decoder, packed=False)
+    lean = LeanDecoder(model.decoder, kernels=False)
     graphs = StepGraphs(lean, capture=False)
     lean.graphs = graphs
     enc = encode(model, [4], seed=0)
@@ -169,7 +169,7 @@ def test_least_recently_used_graph_goes(monkeypatch):
     """At MAX_GRAPHS keys a new one replaces the least recently used, and calls stay exact."""
     monkeypatch.setattr(cuda_graphs, "MAX_GRAPHS", 2)
     model = translation_model(TASK, layers=1, dim=16, heads=2, seed=4)
-    lean = LeanDecoder(model.decoder, packed=False)
+    lean = LeanDecoder(model.decoder, kernels=False)
     graphs = StepGraphs(lean, capture=False)
     enc = encode(model, [5], seed=2)
     plain = lean.init_state(enc, 1, 32, torch.float64, torch.device("cpu"))

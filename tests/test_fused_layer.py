@@ -160,7 +160,7 @@ def test_beam_search_steps_in_one_call_match_the_python_path(normalize_before, g
 
 def test_where_the_fused_layers_are_not_taken():
     """Float64, gradients, more rows than the kernel takes,
-    --no-fast-linear (packed=False), layers of another kind: the Python path."""
+    --no-fast-linear (kernels=False), layers of another kind: the Python path."""
     model = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
     lean = LeanDecoder(model.decoder)
     fused = lean.fused_layers
@@ -175,7 +175,7 @@ def test_where_the_fused_layers_are_not_taken():
         lean.linear.kernel = True
     with torch.enable_grad():
         assert not fused.usable(x, 6)
-    assert LeanDecoder(model.decoder, packed=False).fused_layers is None
+    assert LeanDecoder(model.decoder, kernels=False).fused_layers is None
     gelu = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
     gelu.decoder.layers[1].activation_fn = F.gelu
     assert not layer_supported(gelu.decoder.layers[1])
@@ -216,7 +216,7 @@ def test_where_the_whole_decoder_call_is_taken():
         off = LeanDecoder(model.decoder)
         off.fused_layers = None
         assert calls(off) == 0
-        assert LeanDecoder(model.decoder, packed=False).fused_decoder is None
+        assert LeanDecoder(model.decoder, kernels=False).fused_decoder is None
         projected = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64,
                                       dtype=torch.float32)
         projected.decoder.project_out_dim = torch.nn.Linear(32, 32, bias=False)

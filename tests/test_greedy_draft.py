@@ -165,7 +165,7 @@ def test_drafts_that_c_cannot_take_are_refused_up_front():
     bare = draft_model(dict(layers=1, dim=16, heads=2, seed=1))
     bare.decoder.layer_norm = torch.nn.LayerNorm(16, elementwise_affine=False)
     assert DraftModelProposer(bare, None).steps is None
-    assert DraftModelProposer(plain, None, packed=False).steps is None  # --no-fast-linear
+    assert DraftModelProposer(plain, None, kernels=False).steps is None  # --no-fast-linear
 
 
 def test_float32_draft_through_c_keeps_stock_output_on_a_longer_batch():

@@ -325,7 +325,7 @@ def test_float32_generation_with_packed_linears_equals_stock(seed):
     fast5 = FastSequenceGenerator([target], DICT, fast=FastDefaults(), beam_size=5, max_len_b=20)
     assert fast5.model.lean[0].linear.enabled
     _same(_hypos(fast5, target, sample), _hypos(stock5, target, sample))
-    off = FastSequenceGenerator([target], DICT, fast=FastDefaults(linear=False), beam_size=5,
+    off = FastSequenceGenerator([target], DICT, fast=FastDefaults(kernels=False), beam_size=5,
                                 max_len_b=20)
     assert not off.model.lean[0].linear.enabled
 

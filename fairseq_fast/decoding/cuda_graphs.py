@@ -1,6 +1,6 @@
 """Decoder calls on a GPU replayed from CUDA graphs, for the lean decoder.
 
-    graphs = StepGraphs.build(lean, packed)              # None: off (see `enabled`)
+    graphs = StepGraphs.build(lean, kernels)             # None: off (see `enabled`)
     if graphs is not None and graphs.usable(state, tokens):
         logits = graphs.run(state, tokens, need_attn)    # the caller advances state.lengths
 
@@ -89,10 +89,10 @@ class StepGraphs:
         self.replays = 0  # calls served here (tests and benchmarks read it)
 
     @classmethod
-    def build(cls, lean, packed: bool) -> Optional["StepGraphs"]:
+    def build(cls, lean, kernels: bool) -> Optional["StepGraphs"]:
         """Graphs for `lean` where CUDA is available, the switch is on and the lean decoder
-        runs the plugin's fast paths (packed)."""
-        if not packed or not enabled() or not torch.cuda.is_available():
+        runs the plugin's kernels (kernels)."""
+        if not kernels or not enabled() or not torch.cuda.is_available():
             return None
         return cls(lean)
 

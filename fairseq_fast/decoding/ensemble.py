@@ -47,11 +47,11 @@ def _is_identity(order: Tensor, size: int) -> bool:
 
 
 class FastEnsembleModel(EnsembleModel):
-    def __init__(self, models, prefill: bool = True, packed: bool = True):
+    def __init__(self, models, prefill: bool = True, kernels: bool = True):
         super().__init__(models)
-        # models model_gate.py passes (fast_ensemble() asks it); packed: packed-weight matmuls
-        # (packed_linear.py, --no-fast-linear)
-        self.lean = [LeanDecoder(m.decoder, packed=packed) for m in models]
+        # models model_gate.py passes (fast_ensemble() asks it); kernels: the plugin's
+        # kernels in the lean decoders (LeanDecoder, --no-fast-linear)
+        self.lean = [LeanDecoder(m.decoder, kernels=kernels) for m in models]
         # each encoder in C calls where it runs (float32 CPU, kernels on), else fairseq's
         self.encoders = [FusedEncoder.build(getattr(m, "encoder", None), lean.linear)
                          for m, lean in zip(models, self.lean)]
@@ -251,7 +251,7 @@ class FastEnsembleModelWithAlignment(FastEnsembleModel, EnsembleModelWithAlignme
     fairseq's (a full forward pass per hypothesis after search)."""
 
 
-def fast_ensemble(models, prefill: bool, with_alignment: bool = False, packed: bool = True):
+def fast_ensemble(models, prefill: bool, with_alignment: bool = False, kernels: bool = True):
     """Our ensemble for `models`, or None (logged once) when model_gate.py refuses a model: the
     generator then keeps fairseq's own, so output is unchanged."""
     reason = ensemble_refusal(list(models))
@@ -259,4 +259,4 @@ def fast_ensemble(models, prefill: bool, with_alignment: bool = False, packed: b
         log_once(reason, f"fairseq_fast: keeping fairseq's decoding path ({reason})")
         return None
     cls = FastEnsembleModelWithAlignment if with_alignment else FastEnsembleModel
-    return cls(list(models), prefill=prefill, packed=packed)
+    return cls(list(models), prefill=prefill, kernels=kernels)

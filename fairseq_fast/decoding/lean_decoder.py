@@ -115,10 +115,10 @@ def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor],
 class LeanDecoder:
     """Stateless view of a fairseq TransformerDecoder's weights; all state lives in DecoderState."""
 
-    def __init__(self, decoder: nn.Module, vocab: Optional[Tensor] = None, packed: bool = True):
+    def __init__(self, decoder: nn.Module, vocab: Optional[Tensor] = None, kernels: bool = True):
         """vocab: sorted indices of the only tokens to score (a draft's shortlist, see
         draft_vocab.py); the others get logit -inf. None scores every token.
-        packed: matmuls through packed_linear.py (the small-matrix kernel or oneDNN, on weights
+        kernels: matmuls through packed_linear.py (the small-matrix kernel or oneDNN, on weights
         packed once) where its rule says they are faster, attention through cpu_attention.py,
         plain layers as one C call each (fused_layer.py) and a plain decoder's whole pass as
         one (fused_decoder.py) (float32 on CPU), and on a GPU calls replayed from CUDA graphs
@@ -130,15 +130,15 @@ class LeanDecoder:
                             "has an adaptive softmax)")
         self.decoder = decoder
         self.vocab = vocab
-        self.linear = packed_linear.of(decoder, enabled=packed)  # one per decoder, shared
-        self.fused_attention = packed  # cpu_attention.py where usable (float32 on CPU)
+        self.linear = packed_linear.of(decoder, kernels=kernels)  # one per decoder, shared
+        self.fused_attention = kernels  # cpu_attention.py where usable (float32 on CPU)
         self.layers = all_layers(decoder.layers)
         # whole layers in one C call (fused_layer.py) where every layer is of the plain kind
-        self.fused_layers = FusedLayers.build(self.layers, self.linear) if packed else None
+        self.fused_layers = FusedLayers.build(self.layers, self.linear) if kernels else None
         # the whole pass in one C call where every part of the decoder is of a kind it has
         self.fused_decoder = FusedDecoder.build(self)
         # on a GPU, calls replayed from CUDA graphs (cuda_graphs.py)
-        self.graphs = StepGraphs.build(self, packed)
+        self.graphs = StepGraphs.build(self, kernels)
         self.last_inputs = 0  # the inputs the last forward computed (ragged rows: fewer)
         self._shortlist = (None, None)  # (weights' identity, (vocab, rows, bias))
         first = self.layers[0].self_attn

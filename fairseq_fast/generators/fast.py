@@ -8,9 +8,10 @@ behind its flag:
     --no-fast-cache    FastEnsembleModel (decoding/ensemble.py): lean decoder, in-place K/V cache,
                        encoder K/V once per source, minimal reorders
     --no-fast-prefill  forced prefixes through the decoder in one pass (needs the fast cache)
-    --no-fast-linear   the lean decoder's matmuls on F.linear instead of the small-matrix
-                       kernel / oneDNN with packed weights (packed_linear.py; needs the fast
-                       cache)
+    --no-fast-linear   the lean decoder on torch's own ops instead of the plugin's kernels:
+                       F.linear instead of the small-matrix kernel / oneDNN with packed weights
+                       (packed_linear.py), matmul/softmax instead of the attention kernel, and
+                       no C layers or CUDA graphs (`kernels`; needs the fast cache)
     --no-fast-ngram    VectorisedNGramBlock: the n-gram rule fairseq's CUDA kernel implements,
                        in torch, on any device (fairseq's CPU path blocks nothing: #5206)
     --no-fast-beam     plain beam search (search.BeamSearch, no prefix / constraints / LM) on
@@ -42,7 +43,7 @@ class FastDefaults:
     cache: bool = True
     prefill: bool = True
     ngram: bool = True
-    linear: bool = True
+    kernels: bool = True  # the plugin's kernels (--no-fast-linear turns them off)
     beam_loop: bool = True
 
     def any(self) -> bool:
@@ -64,7 +65,7 @@ class _FastMixin:
     def _accelerate(self, fast: FastDefaults, with_alignment: bool) -> None:
         self.fast = fast
         if fast.cache:
-            model = fast_ensemble(self.model.models, fast.prefill, with_alignment, fast.linear)
+            model = fast_ensemble(self.model.models, fast.prefill, with_alignment, fast.kernels)
             if model is not None:
                 model.set_decoder_beam_size(self.beam_size)
                 model.eval()

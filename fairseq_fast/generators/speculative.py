@@ -92,7 +92,7 @@ class SpeculativeSequenceGenerator(nn.Module):
                  unk_penalty: float = 0.0, temperature: float = 1.0, sampling: bool = False,
                  sampling_topk: int = -1, sampling_topp: float = -1.0,
                  no_repeat_ngram_size: int = 0, eos: Optional[int] = None,
-                 draft_vocab: Optional[Tensor] = None, packed_linear: bool = True,
+                 draft_vocab: Optional[Tensor] = None, kernels: bool = True,
                  acceptance: Optional[AcceptanceRule] = None,
                  stop_rule: Optional[StopRule] = None, stats: Optional[SpecStats] = None,
                  shared_encoder: Optional[bool] = None, draft_method: str = "model",
@@ -108,20 +108,20 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.draft_method = draft_method
         draft_model = self._draft_model(draft_model, draft_method, draft_layers, stop_rule)
         self.draft_model = draft_model
-        self.target = LeanDecoder(self.model.decoder, packed=packed_linear)
+        self.target = LeanDecoder(self.model.decoder, kernels=kernels)
         # a round with nothing to verify, as greedy steps in one C call where they run
         self.plain = (PlainSteps.build(self.model, self.target)
-                      if packed_linear and not sampling else None)
+                      if kernels and not sampling else None)
         self._cache = None  # the target's K/V buffers, zeroed and reused by the next batch
         self.encoder = (FusedEncoder.build(getattr(self.model, "encoder", None),
-                                           self.target.linear) if packed_linear else None)
+                                           self.target.linear) if kernels else None)
         self.tgt_dict = tgt_dict
         self.pad, self.unk = tgt_dict.pad(), tgt_dict.unk()
         self.eos = tgt_dict.eos() if eos is None else eos
         self.schedule = FixedDraftLength(draft_len)
         if adaptive_draft_len:  # one per model pair and setting, shared by its generators
             param = next(self.model.parameters())
-            setting = (param.dtype, param.device, sampling, packed_linear, type(stop_rule),
+            setting = (param.dtype, param.device, sampling, kernels, type(stop_rule),
                        None if draft_vocab is None else tuple(draft_vocab.tolist()),
                        draft_method, ngram_min, ngram_max)
             self.schedule = measured(self.model, self.model if draft_model is None
@@ -151,7 +151,7 @@ class SpeculativeSequenceGenerator(nn.Module):
                 shared_encoder = same_encoder(self.model, draft_model)
             self.proposer = DraftModelProposer(
                 draft_model, self.rules, acceptance if acceptance.needs_draft_probs else None,
-                draft_vocab, packed_linear, shared_encoder)
+                draft_vocab, kernels, shared_encoder)
             draft_model.eval()
         self.stats = SpecStats() if stats is None else stats
         self.model.eval()

@@ -251,16 +251,16 @@ def _return_freed_memory() -> None:
         _MALLOC_TRIM(0)
 
 
-def of(module: torch.nn.Module, enabled: bool = True) -> PackedLinear:
+def of(module: torch.nn.Module, kernels: bool = True) -> PackedLinear:
     """The PackedLinear of `module` (a decoder; its model's encoder packs into the same one),
-    one per module and `enabled` for as long as the module lives: every generator built on the
-    same model shares its packed weights. The hub builds a new generator for each translate()
-    call; with one PackedLinear per generator, each call would pack the weights again (about
-    half of a one-sentence call's time on a transformer-big-sized model)."""
+    one per module and `kernels` setting (PackedLinear's `enabled`) for as long as the module
+    lives: every generator built on the same model shares its packed weights. The hub builds a
+    new generator for each translate() call; with one PackedLinear per generator, each call
+    would pack the weights again, a large share of a one-sentence call."""
     per_module = _SHARED.setdefault(module, {})
-    linear = per_module.get(enabled)
+    linear = per_module.get(kernels)
     if linear is None:
-        linear = per_module[enabled] = PackedLinear(enabled=enabled)
+        linear = per_module[kernels] = PackedLinear(enabled=kernels)
     return linear
 
 

@@ -53,24 +53,24 @@ class Proposer(Protocol):
 
 
 class DraftModelProposer:
-    def __init__(self, model, rules: StepRules, sampler=None, vocab=None, packed: bool = True,
+    def __init__(self, model, rules: StepRules, sampler=None, vocab=None, kernels: bool = True,
                  shared_encoder: bool = False):
         """model: a fairseq model whose decoder LeanDecoder supports; sampler: an acceptance rule
         with `distribution(lprobs)` (sampling) or None (greedy: the draft proposes its argmax);
-        vocab: the only tokens the draft scores (draft_vocab.py), None for all; packed: oneDNN
-        matmuls where faster (packed_linear.py); shared_encoder: the draft's encoder is the
+        vocab: the only tokens the draft scores (draft_vocab.py), None for all; kernels: the
+        plugin's kernels (LeanDecoder, --no-fast-linear); shared_encoder: the draft's encoder is the
         target's, whose output start() receives (its own encoder never runs)."""
         self.model = model
-        self.lean = LeanDecoder(model.decoder, vocab, packed)
+        self.lean = LeanDecoder(model.decoder, vocab, kernels)
         self.shared_encoder = shared_encoder
         self.encoder = (FusedEncoder.build(getattr(model, "encoder", None), self.lean.linear)
-                        if packed and not shared_encoder else None)
+                        if kernels and not shared_encoder else None)
         self.rules = rules
         self.sampler = sampler
         self.state: Optional[DecoderState] = None
         # whole greedy propose() calls in C (on the CPU) or from a CUDA graph (on a GPU) where
         # nothing in Python needs to see a step
-        self.steps = (GreedySteps.build(model, self.lean) if packed and sampler is None
+        self.steps = (GreedySteps.build(model, self.lean) if kernels and sampler is None
                       else None)
         self.graph_steps = (GraphDraftSteps.build(model, self.lean) if sampler is None
                             else None)
