@@ -283,6 +283,26 @@ def test_stacked_weights_are_the_parts_storage_not_a_copy():
         assert _close(linear.stacked(x, [q, k, v], [None] * 3)[0], F.linear(x, 2 * want[0]))
 
 
+def test_with_the_switch_off_the_parameters_keep_their_storage(monkeypatch):
+    """FAIRSEQ_FAST_SHARE_WEIGHTS=0: the stack is a copy; the parts keep their own storage."""
+    monkeypatch.setenv("FAIRSEQ_FAST_SHARE_WEIGHTS", "0")
+    g = torch.Generator().manual_seed(5)
+    parts = [torch.nn.Parameter(torch.randn(256, 256, generator=g), requires_grad=False)
+             for _ in range(3)]
+    where = [p.data_ptr() for p in parts]
+    want = [p.detach().clone() for p in parts]
+    linear = PackedLinear()
+    x = torch.randn(3, 256, generator=g)
+    with torch.no_grad():
+        weight, _ = linear.stack(parts, [None] * 3)
+        assert [p.data_ptr() for p in parts] == where
+        assert all(p.untyped_storage().data_ptr() != weight.untyped_storage().data_ptr()
+                   for p in parts)
+        have = linear.stacked(x, parts, [None] * 3)
+    assert all(torch.equal(p, c) for p, c in zip(parts, want))
+    assert all(_close(h, F.linear(x, c)) for h, c in zip(have, want))
+
+
 DICT = make_dictionary(24)
 TASK = DummyTask(DICT, DICT)
 

@@ -24,8 +24,11 @@ The route depends on shapes and dtypes only, so the same inputs always take the 
 dims (three 65,536-element weights) take one call.
 
 Memory: a packed weight is a second copy of the model's (the layouts differ). Nothing else is:
-the stacked weights' storage becomes the parts' own (their old storage is freed and handed back
-to the OS), and packing makes no weight-sized temporaries.
+the stacked weights' storage becomes the parts' own, and packing makes no weight-sized
+temporaries. That changes the model's Parameters: the same objects with the same values, each
+now a view of its rows of the stack (`.data =`), its old storage freed and handed back to the
+OS. With FAIRSEQ_FAST_SHARE_WEIGHTS=0 (read at each stacking) the Parameters are left as they
+are and each stack is a copy of its parts.
 
 Numerics: another kernel sums in another order, so results differ from F.linear's in the last
 bits of float32 (~1e-6 relative), as F.linear's own results differ between row counts (which is
@@ -35,6 +38,7 @@ next use.
 """
 import ctypes
 import logging
+import os
 import weakref
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -46,6 +50,7 @@ from fairseq_fast.kernels import small_gemm
 
 logger = logging.getLogger("fairseq_fast")
 
+SHARE_ENV = "FAIRSEQ_FAST_SHARE_WEIGHTS"
 KERNEL_MIN_WEIGHT = 1 << 14  # weight elements from which the kernel is used
 KERNEL_MAX_ROWS = 160  # rows up to which it was measured at least as fast as oneDNN
 MIN_WEIGHT = 1 << 17  # weight elements from which oneDNN is faster (with 2+ rows)
@@ -201,7 +206,7 @@ class PackedLinear:
                 for r in ("kernel", "onednn"):
                     self._packed.pop((id(entry[1]), r), None)
             weight = torch.cat([w.detach() for w in weights])
-            if _share_storage(weights, weight):
+            if share_weights() and _share_storage(weights, weight):
                 parts = _identities((*weights, *biases))  # their new addresses
                 _return_freed_memory()  # the weights' old storages
             bias = None
@@ -211,6 +216,11 @@ class PackedLinear:
             entry = (parts, weight, bias)
             self._stacked[key] = entry
         return entry[1], entry[2]
+
+
+def share_weights() -> bool:
+    """Whether stacking makes the parts views of the stack: FAIRSEQ_FAST_SHARE_WEIGHTS is not 0."""
+    return os.environ.get(SHARE_ENV, "1").strip() != "0"
 
 
 def _share_storage(weights: Sequence[Tensor], stacked: Tensor) -> bool:
