@@ -270,7 +270,7 @@ def _generate_main(original):
             try:
                 result = original(cfg, guarded_file)
             except KeyboardInterrupt:
-                guarded_file.flush()  # what fairseq's loop printed stays written
+                guarded_file.flush_lines()  # the whole lines fairseq's loop printed stay
                 raise _interrupted() from None
             guarded_file.flush()
             return result
@@ -295,7 +295,8 @@ def _interactive_main(original):
                 try:
                     return original(cfg)
                 except KeyboardInterrupt:
-                    sys.stdout.flush()  # what fairseq's loop printed stays written
+                    # the whole lines fairseq's loop printed stay
+                    getattr(sys.stdout, "flush_lines", sys.stdout.flush)()
                     raise _interrupted() from None
         from fairseq_fast.cli import async_cli
 

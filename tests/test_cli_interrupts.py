@@ -9,6 +9,7 @@ a run that does not end within HANG_S is a hang; the seconds each run took to en
 (`pytest -s`).
 """
 import glob
+import io
 import os
 import re
 import signal
@@ -18,6 +19,7 @@ import time
 
 import pytest
 
+from fairseq_fast.cli.output import guarded
 from test_cli import BIN, USER_DIR, assert_one_line_error
 from test_distributed import TORCHRUN, env, launch, ok, one_error_line
 
@@ -151,6 +153,24 @@ def test_ctrl_c_in_fairseq_generate_without_workers(tiny_pair, tmp_path):
     assert stdout.endswith("\n")
     assert all(SENTENCE_LINE.match(line) for line in stdout.splitlines()), stdout[-2000:]
     assert len(stdout.splitlines()) < 5 * 3000
+
+
+def test_the_guarded_output_drops_half_a_line_at_ctrl_c_and_writes_it_at_the_end():
+    """print() writes a line's text, then its newline: a Ctrl-C between the two leaves half a
+    line, which flush_lines (the Ctrl-C path) drops and flush (the normal end) writes."""
+    out = io.StringIO()
+    stream = guarded(out)
+    print("S-1\tuno", file=stream)
+    stream.write("H-1\t-0.5\tdo")  # print's first write; Ctrl-C before its "\n"
+    stream.flush_lines()
+    assert out.getvalue() == "S-1\tuno\n"
+    out = io.StringIO()
+    stream = guarded(out)
+    stream.write("a\nb")
+    stream.write("c")
+    assert out.getvalue() == "a\n"
+    stream.flush()
+    assert out.getvalue() == "a\nbc"
 
 
 def test_ctrl_c_in_fairseq_interactive_without_workers(tiny_pair, tmp_path):

@@ -42,10 +42,14 @@ def silence(stream) -> None:
 
 
 class _Guarded:
-    """A text stream that turns a failed write or flush into OutputFailed."""
+    """A text stream that turns a failed write or flush into OutputFailed. It passes on whole
+    lines, and holds a line's start until its newline comes: print() writes a line's text and
+    its newline separately, and a Ctrl-C between the two must not leave half a line in the
+    output (flush_lines drops it; flush writes it)."""
 
     def __init__(self, stream):
         self._stream = stream
+        self._partial = ""  # the start of a line whose newline has not come yet
 
     def _fail(self, error):
         silence(self._stream)
@@ -53,11 +57,28 @@ class _Guarded:
 
     def write(self, text):
         try:
-            return self._stream.write(text)
+            end = text.rfind("\n") + 1
+            if end:
+                self._stream.write(self._partial + text[:end])
+                self._partial = text[end:]
+            else:
+                self._partial += text
+            return len(text)
         except OSError as e:
             self._fail(e)
 
     def flush(self):
+        try:
+            if self._partial:
+                self._stream.write(self._partial)
+                self._partial = ""
+            return self._stream.flush()
+        except OSError as e:
+            self._fail(e)
+
+    def flush_lines(self):
+        """Flush the whole lines written so far; drop a line left unfinished (by Ctrl-C)."""
+        self._partial = ""
         try:
             return self._stream.flush()
         except OSError as e:
