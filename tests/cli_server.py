@@ -3,15 +3,17 @@
 Importing torch and fairseq takes seconds, and the CLI tests start a tool about two hundred times.
 `python tests/cli_server.py` imports them once (not the plugin: a run gets it only from its own
 --user-dir, as a real run does), then serves requests: one JSON line each on its stdin, naming the
-console script, its arguments, the environment, the working directory and files for the three
-standard streams. For each it forks a child that takes on that environment and those streams and
-runs the console script as `__main__`, as the interpreter would. The child ends the way a real
+console script (or a module of the plugin, as `python -m` runs it), its arguments, the
+environment, the working directory and files for the three standard streams. For each it forks a
+child that takes on that environment and those streams and runs the script or module as
+`__main__`, as the interpreter would. The child ends the way a real
 tool's process ends: SystemExit, an uncaught exception through sys.excepthook, threads joined,
 atexit handlers run. The server answers with the child's pid, then its exit status.
 
-A command is a console script or `python SCRIPT`. Not served, so run as real processes by
-`Tools.run` (test_cli.run): `python -m` and `python -c` runs, and runs whose environment changes
-a variable that the interpreter, torch or OpenMP read as they start.
+A command is a console script, `python SCRIPT` or `python -m fairseq_fast...`. Not served, so
+run as real processes by `Tools.run` (test_cli.run): other `python -m` runs (the server has
+imported fairseq's modules, which `-m` would run a second copy of), `python -c` runs, and runs
+whose environment changes a variable that the interpreter, torch or OpenMP read as they start.
 """
 import json
 import os
@@ -60,7 +62,7 @@ def _become(request):
         os.dup2(opened, fd)
         os.close(opened)
     sys.argv = list(request["argv"])
-    sys.path[0] = os.path.dirname(request["argv"][0])
+    sys.path[0] = request["cwd"] if request.get("module") else os.path.dirname(sys.argv[0])
 
 
 class Tools:
@@ -81,29 +83,36 @@ class Tools:
         changed = {k for k in set(env) | set(base) if env.get(k) != base.get(k)}
         return not any(STARTUP_VARIABLES.match(k) and k not in READ_LATER for k in changed)
 
-    def run(self, cmd, input=None, env=None, timeout=None):
-        """subprocess.run(cmd, input=input, capture_output=True, text=True, env=env, timeout=...)."""
+    def run(self, cmd, input=None, env=None, timeout=None, text=True):
+        """subprocess.run(cmd, input=input, capture_output=True, text=text, env=env,
+        timeout=timeout)."""
         env = dict(os.environ if env is None else env)
         argv = list(cmd[1:] if cmd[0] == sys.executable else cmd)
-        if not self.servable(env) or argv[0].startswith("-"):
-            return subprocess.run(cmd, input=input, capture_output=True, text=True, env=env,
+        module = argv[1] if argv[0] == "-m" and len(argv) > 1 else None
+        if module is not None and module.split(".")[0] != "fairseq_fast":
+            module = None
+        if not self.servable(env) or (argv[0].startswith("-") and module is None):
+            return subprocess.run(cmd, input=input, capture_output=True, text=text, env=env,
                                   timeout=timeout)
+        if module is not None:
+            argv = argv[1:]  # [module, args]; run_module puts the module's file in argv[0]
         if self.server is None or self.server.poll() is not None:
             self._start()
         with tempfile.TemporaryDirectory(prefix="cli-run-") as tmp:
             paths = {name: os.path.join(tmp, name) for name in ("stdin", "stdout", "stderr")}
             for name, path in paths.items():
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(input if name == "stdin" and input is not None else "")
-            request = dict(paths, argv=argv, env=env, cwd=os.getcwd())
+                with (open(path, "w", encoding="utf-8") if text else open(path, "wb")) as f:
+                    f.write(input if name == "stdin" and input is not None else
+                            "" if text else b"")
+            request = dict(paths, argv=argv, env=env, cwd=os.getcwd(), module=module)
             self.server.stdin.write(json.dumps(request).encode() + b"\n")
             self.server.stdin.flush()
             pid = json.loads(self.server.stdout.readline())["pid"]
             code = self._wait(pid, timeout)
             if code is None:
                 raise subprocess.TimeoutExpired(cmd, timeout)
-            out, err = (open(paths[n], encoding="utf-8", errors="replace").read()
-                        for n in ("stdout", "stderr"))
+            out, err = (open(paths[n], encoding="utf-8", errors="replace").read() if text
+                        else open(paths[n], "rb").read() for n in ("stdout", "stderr"))
         return subprocess.CompletedProcess(cmd, code, out, err)
 
     def _wait(self, pid, timeout):
@@ -129,5 +138,7 @@ if __name__ == "__main__":
 
     request = _serve()
     _become(request)
-    del request
-    runpy.run_path(sys.argv[0], run_name="__main__")
+    if request.get("module"):
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+    else:
+        runpy.run_path(sys.argv[0], run_name="__main__")

@@ -24,7 +24,7 @@ from test_cli import BIN, USER_DIR, assert_one_line_error
 from test_distributed import TORCHRUN, env, launch, ok, one_error_line
 
 HANG_S = 15  # a run still going this long after Ctrl-C hangs
-TRIES = 10
+TRIES = 6
 
 
 def _ctrl_c_reaches_python():

@@ -76,3 +76,12 @@ def test_variables_read_at_start_up_get_a_real_process(tools, name, value, serve
     tools.base_env = dict(os.environ)
     tools.base_env.pop(name, None)
     assert tools.servable(dict(tools.base_env, **{name: value})) is served
+
+
+def test_a_plugin_module_is_served_as_python_m_runs_it(tools, monkeypatch):
+    cmd = [sys.executable, "-m", "fairseq_fast.draft", "--help"]
+    real = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    monkeypatch.setattr(subprocess, "run", None)  # a real process would fail here
+    served = tools.run(cmd, timeout=120)
+    assert served.returncode == real.returncode == 0
+    assert served.stdout == real.stdout and "--target" in served.stdout

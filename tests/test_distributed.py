@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from test_cli import BIN, USER_DIR
+from test_cli import BIN, TOOLS, USER_DIR
 
 TORCHRUN = os.path.join(BIN, "torchrun")
 FAULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "faults.py")
@@ -59,9 +59,9 @@ def launch(n, args, extra_env=None, timeout=TIMEOUT, fault=None):
     fault: (name, spec) of tests/faults.py, which then runs the module."""
     program = ([FAULTS, *fault] if fault else ["-m", "fairseq_fast.generate"])
     if n == 1:
-        cmd = [sys.executable, *program, *args]
-    else:
-        cmd = [TORCHRUN, "--standalone", "--nproc-per-node", str(n), *program, *args]
+        return TOOLS.run([sys.executable, *program, *args], env=env(extra_env), timeout=timeout,
+                         text=False)
+    cmd = [TORCHRUN, "--standalone", "--nproc-per-node", str(n), *program, *args]
     return subprocess.run(cmd, capture_output=True, env=env(extra_env), timeout=timeout)
 
 

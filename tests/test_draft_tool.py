@@ -22,8 +22,7 @@ HOURS = "0.004"  # about 15 seconds: 5 for the data at most, the rest training
 
 
 def tool(*args, timeout=300):
-    return subprocess.run(TOOL + [str(a) for a in args], capture_output=True, text=True,
-                          timeout=timeout)
+    return TOOLS.run(TOOL + [str(a) for a in args], timeout=timeout)
 
 
 def stages(work):
