@@ -45,10 +45,7 @@ def run(tool, args, plugin=True, stdin=None, env=None, as_module=False, fault=No
         assert not as_module
         start = [sys.executable, FAULTS, *fault, *start]
     cmd = start + (["--user-dir", USER_DIR] if plugin else []) + args
-    if as_module:
-        return subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=full_env,
-                              timeout=300)
-    return TOOLS.run(cmd, input=stdin, env=full_env, timeout=300)
+    return TOOLS.run(cmd, input=stdin, env=full_env, timeout=300)  # python -m: a real process
 
 
 def hypotheses(stdout):

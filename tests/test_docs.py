@@ -107,13 +107,18 @@ HISTORY = [
 SKIPPED = re.compile(r"^(user_dir_examples/bible_es_en/|tests/test_docs\.py$)")
 
 
-def history_problems(path, text):
+def matches(path, text, patterns):
+    """'path:line: what: match' for each match of [(pattern, what)] in text."""
     found = []
-    for pattern, what in HISTORY:
+    for pattern, what in patterns:
         for m in pattern.finditer(text):
             line = text.count("\n", 0, m.start()) + 1
             found.append(f"{path}:{line}: {what}: {m.group(0)!r}")
     return found
+
+
+def history_problems(path, text):
+    return matches(path, text, HISTORY)
 
 
 def repository_text_files():
@@ -172,12 +177,7 @@ MEASURED = [
 def measured_figures(path, text):
     """Figures measured on some machine, in the package's comments, docstrings and help texts:
     they rot as the code changes; docs/benchmarks.md holds them, written by a script."""
-    found = []
-    for pattern, what in MEASURED:
-        for m in pattern.finditer(text):
-            line = text.count("\n", 0, m.start()) + 1
-            found.append(f"{path}:{line}: {what}: {m.group(0)!r}")
-    return found
+    return matches(path, text, MEASURED)
 
 
 def test_no_measured_figures_in_the_package_or_scripts():

@@ -120,10 +120,6 @@ def parse_header(text: str) -> Tuple[Dict[str, tuple], dict]:
     return functions, structs
 
 
-def abi_version(text: str) -> int:
-    return int(re.search(r"#define\s+FF_ABI_VERSION\s+(\d+)", text).group(1))
-
-
 def parse_constants(text: str) -> Dict[str, int]:
     """kernels.h's `#define FF_<NAME> <integer>` lines -> {NAME: integer}."""
     return {name: int(value) for name, value in
@@ -132,8 +128,8 @@ def parse_constants(text: str) -> Dict[str, int]:
 
 _header = HEADER.read_text()
 FUNCTIONS, STRUCTS = parse_header(_header)
-ABI_VERSION = abi_version(_header)
 CONSTANTS = parse_constants(_header)  # shared with the C code: beam modes, sparse modes, limits
+ABI_VERSION = CONSTANTS["ABI_VERSION"]
 
 
 # -- building ----------------------------------------------------------------------------------
