@@ -50,7 +50,10 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                        fairseq_cli.interactive.make_batches       long for the model or
                                                                   --max-tokens, gets one line on
                                                                   stderr and no translation; the
-                                                                  other lines are answered
+                                                                  other lines are answered; read
+                                                                  from stdin, the answers are
+                                                                  flushed before the next line
+                                                                  is awaited
                                                                   (interactive_input.py). Applied
                                                                   with `pipeline`
     keep_last_batch    fairseq.data.data_utils.batch_by_size      keeps the last batch, which

@@ -17,6 +17,7 @@ import zipfile
 import pytest
 import torch
 
+from processes import watchdog
 from test_cli import BIN, SPEC, USER_DIR, assert_one_line_error, hypotheses, run
 
 TIMEOUT = 120
@@ -228,7 +229,8 @@ def test_broken_pipe_without_workers(tiny_pair, tmp_path):
                             stdout=subprocess.PIPE, stderr=stderr, text=True,
                             env=env_without_torch_switch(), start_new_session=True)
     try:
-        assert proc.stdout.readline().startswith("S-")
+        with watchdog(proc):
+            assert proc.stdout.readline().startswith("S-")
         proc.stdout.close()  # like `| head -1`
         proc.wait(timeout=TIMEOUT)
     finally:

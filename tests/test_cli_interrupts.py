@@ -20,6 +20,7 @@ import time
 import pytest
 
 from fairseq_fast.cli.output import guarded
+from processes import ctrl_c_reaches_python, watchdog, with_stacks
 from test_cli import BIN, USER_DIR, assert_one_line_error
 from test_distributed import TORCHRUN, env, launch, ok, one_error_line
 
@@ -27,15 +28,9 @@ HANG_S = 15  # a run still going this long after Ctrl-C hangs
 TRIES = 6
 
 
-def _ctrl_c_reaches_python():
-    """SIGINT at its default in the child (a suite started in the background of a
-    non-interactive shell runs with it ignored, and the child would inherit that)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def start(cmd, stderr, extra_env=None, **kwargs):
-    return subprocess.Popen(cmd, stderr=stderr, env=env(extra_env), start_new_session=True,
-                            preexec_fn=_ctrl_c_reaches_python, **kwargs)
+    return subprocess.Popen(cmd, stderr=stderr, env=with_stacks(env(extra_env)),
+                            start_new_session=True, preexec_fn=ctrl_c_reaches_python, **kwargs)
 
 
 def ctrl_c(proc):
@@ -147,9 +142,10 @@ def test_ctrl_c_in_fairseq_generate_without_workers(tiny_pair, tmp_path):
                   os.path.join(tiny_pair, "data-bin"), "--path",
                   os.path.join(tiny_pair, "target.pt"), "--gen-subset", "train", "--beam", "1",
                   "--batch-size", "1"], stderr, stdout=subprocess.PIPE, text=True)
-    first = proc.stdout.readline()
-    assert first.startswith("S-"), first
-    stdout = interrupted(proc, first, stderr)
+    with watchdog(proc):
+        first = proc.stdout.readline()
+        assert first.startswith("S-"), first
+        stdout = interrupted(proc, first, stderr)
     assert stdout.endswith("\n")
     assert all(SENTENCE_LINE.match(line) for line in stdout.splitlines()), stdout[-2000:]
     assert len(stdout.splitlines()) < 5 * 3000
@@ -184,14 +180,17 @@ def test_ctrl_c_in_fairseq_interactive_without_workers(tiny_pair, tmp_path):
                   os.path.join(tiny_pair, "target.pt"), "--beam", "1", "--source-lang", "src",
                   "--target-lang", "tgt"], stderr, stdin=subprocess.PIPE,
                  stdout=subprocess.PIPE, text=True)
-    proc.stdin.write("".join(s + "\n" for s in sources))
-    proc.stdin.flush()
-    stdout = ""
-    while not re.search(r"^P-2\t", stdout, flags=re.M):
-        line = proc.stdout.readline()
-        assert line, stdout
-        stdout += line
-    stdout = interrupted(proc, stdout, stderr)  # the session waits for a 4th line
+    with watchdog(proc):
+        proc.stdin.write("".join(s + "\n" for s in sources))
+        proc.stdin.flush()
+        stdout = ""
+        while not re.search(r"^P-2\t", stdout, flags=re.M):
+            line = proc.stdout.readline()
+            if not line:
+                stderr.seek(0)
+                raise AssertionError(f"no answer to the third line: {stdout}{stderr.read()}")
+            stdout += line
+        stdout = interrupted(proc, stdout, stderr)  # the session waits for a 4th line
     assert re.findall(r"^H-(\d+)\t", stdout, flags=re.M) == ["0", "1", "2"]
 
 

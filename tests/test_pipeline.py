@@ -11,9 +11,11 @@ import re
 import signal
 import subprocess
 import time
+from contextlib import contextmanager
 
 import pytest
 
+from processes import ctrl_c_reaches_python, watchdog, with_stacks
 from test_cli import BIN, USER_DIR, assert_one_line_error, run
 
 STOCK_GENERATOR = ["--no-fast-cache", "--no-fast-ngram", "--no-fast-prefill"]
@@ -127,26 +129,22 @@ def test_killed_worker_ends_run_and_nothing_generated_is_lost(tiny_pair):
     assert killed.stdout == "".join(stock.stdout.splitlines(True)[:5 * written])
 
 
-def _ctrl_c_reaches_python():
-    """Undo an inherited SIG_IGN for SIGINT. A test suite started as a background job of a
-    non-interactive shell (as CI may start it) runs with SIGINT ignored, the child inherits that
-    across exec, and Python then installs no KeyboardInterrupt handler; a terminal's Ctrl-C
-    reaches a foreground run with SIGINT at its default."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
+@contextmanager
 def slow_run(tiny_pair, tmp_path, *extra):
-    """A long run (3,000 sentences one by one) whose output the test reads as it comes."""
+    """A long run (3,000 sentences one by one) whose output the test reads as it comes, under a
+    watchdog (processes.py)."""
     cmd = [os.path.join(BIN, "fairseq-generate"), "--user-dir", USER_DIR,
            *gen_args(tiny_pair, "train", "--beam", "1", "--batch-size", "1", *extra)]
     env = dict(os.environ)
     env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
     stderr = open(tmp_path / "stderr.txt", "w+")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env,
-                            start_new_session=True, preexec_fn=_ctrl_c_reaches_python)
-    first = proc.stdout.readline()
-    assert first.startswith("S-"), stderr.read()
-    return proc, first, stderr
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                            env=with_stacks(env), start_new_session=True,
+                            preexec_fn=ctrl_c_reaches_python)
+    with watchdog(proc):
+        first = proc.stdout.readline()
+        assert first.startswith("S-"), stderr.read()
+        yield proc, first, stderr
 
 
 def ended(proc, stderr, stdout=""):
@@ -159,10 +157,10 @@ def ended(proc, stderr, stdout=""):
 
 
 def test_ctrl_c_writes_what_was_generated_and_exits_130(tiny_pair, tmp_path):
-    proc, first, stderr = slow_run(tiny_pair, tmp_path, *workers(2))
-    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole process group
-    stdout = first + proc.stdout.read()
-    result, seconds = ended(proc, stderr, stdout)
+    with slow_run(tiny_pair, tmp_path, *workers(2)) as (proc, first, stderr):
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole process group
+        stdout = first + proc.stdout.read()
+        result, seconds = ended(proc, stderr, stdout)
     written = stopped(result, "interrupted", 130)
     assert seconds < 30
     assert 1 <= written < 3000
@@ -170,9 +168,9 @@ def test_ctrl_c_writes_what_was_generated_and_exits_130(tiny_pair, tmp_path):
 
 
 def test_broken_pipe_ends_run(tiny_pair, tmp_path):
-    proc, _, stderr = slow_run(tiny_pair, tmp_path, *workers(2))
-    proc.stdout.close()  # like `| head -1`
-    result, seconds = ended(proc, stderr)
+    with slow_run(tiny_pair, tmp_path, *workers(2)) as (proc, _, stderr):
+        proc.stdout.close()  # like `| head -1`
+        result, seconds = ended(proc, stderr)
     assert seconds < 30
     assert_one_line_error(result, "the output was closed (broken pipe)")
     assert result.returncode == 1

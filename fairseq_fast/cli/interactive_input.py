@@ -7,7 +7,10 @@ positions (unless --skip-invalid-size-inputs-valid-test, which drops it with a l
 asserts for one longer than --max-tokens. With the plugin loaded:
 
 - `buffered_read` reads the same lines (universal newlines, stripped) with undecodable bytes
-  kept as surrogate escapes, and remembers where each buffer starts;
+  kept as surrogate escapes, and remembers where each buffer starts. Reading stdin, it flushes
+  stdout before it waits for the next line: a program that talks to fairseq-interactive through
+  pipes gets each buffer's translations before it has to send more (fairseq's prints stay in
+  the pipe's buffer until it fills);
 - `make_batches` refuses such a line, and a line too long for the model or for --max-tokens,
   with one line on stderr naming its input line and id (`fairseq_fast: input line 6 (id 5)
   skipped: ...`), and batches the others with fairseq's own make_batches. A refused line gets no
@@ -46,6 +49,8 @@ def read_lines(original):
                     yield Buffer(buffer, first_id)
                     first_id += len(buffer)
                     buffer = []
+                    if input == "-":
+                        sys.stdout.flush()  # the answers so far, before waiting for more
         if len(buffer) > 0:
             yield Buffer(buffer, first_id)
 
