@@ -10,6 +10,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+# every typed kernel call checks its arguments first (kernels/calls.py), here and in the tools the
+# tests run
+os.environ.setdefault("FAIRSEQ_FAST_STRICT", "1")
+
 import fairseq_fast  # noqa: E402,F401  (the plugin, as --user-dir would load it)
 
 

@@ -392,3 +392,41 @@ def test_encoder_layers_with_different_head_counts():
     with torch.no_grad():
         want = model.encoder.forward_torchscript(sample["net_input"])["encoder_out"][0]
         assert _close(encode(model, fused, sample["net_input"])["encoder_out"][0], want)
+
+
+@needs_kernel
+def test_strict_mode_refuses_fused_calls_that_would_go_out_of_bounds():
+    """The suite runs with FAIRSEQ_FAST_STRICT=1 (kernels/fused.py): a token past the
+    embedding, a cache slot past the capacity or a wrong scratch size raises
+    KernelArgumentError before the C call; the same calls within bounds run."""
+    from fairseq_fast.kernels import calls, fused
+
+    assert calls.STRICT
+    model = translation_model(TASK, layers=2, dim=32, heads=2, ffn=64, dtype=torch.float32)
+    lean = LeanDecoder(model.decoder)
+    sample = source_batch(DICT, [5, 3])
+    enc = model.encoder.forward_torchscript(sample["net_input"])
+    state = lean.init_state(enc, 2, 8, torch.float32, torch.device("cpu"))
+    whole = lean.fused_decoder
+    tokens = torch.tensor([[4, 5], [6, 7]])
+    assert whole.forward(state, tokens, 2).shape == (2, 2, len(DICT))
+    with pytest.raises(calls.KernelArgumentError, match="gd_forward_f32: tokens holds"):
+        whole.forward(state, torch.tensor([[4, len(DICT)], [6, 7]]), 2)
+    with pytest.raises(calls.KernelArgumentError, match="lengths \\+ inputs"):
+        state.lengths = torch.tensor([7, 0])  # 7 + 2 inputs past a capacity of 8
+        whole.forward(state, tokens, 9)
+    state.lengths = torch.tensor([0, 0])
+    layers = lean.fused_layers
+    caches, crosses, pad = layers._state_args(state, 2)
+    x = torch.randn(2, 1, 32)
+    layers.refresh()
+    work = x.new_empty(fused.layer_work_floats(2, 32, 64))
+    fused.run_layers(layers._structs, x, caches, crosses, start=torch.tensor([0, 3]), total=4,
+                     self_pad=None, origin=None, pad=pad, probs=None, work=work)
+    with pytest.raises(calls.KernelArgumentError, match="dl_layer_f32: start holds"):
+        fused.run_layers(layers._structs, x, caches, crosses, start=torch.tensor([0, 8]),
+                         total=8, self_pad=None, origin=None, pad=pad, probs=None, work=work)
+    with pytest.raises(calls.KernelArgumentError, match="work of 1 floats"):
+        fused.run_layers(layers._structs, x, caches, crosses, start=torch.tensor([0, 3]),
+                         total=4, self_pad=None, origin=None, pad=pad, probs=None,
+                         work=x.new_empty(1))

@@ -107,3 +107,27 @@ def test_the_check_sees_an_upward_relative_import():
     assert targets == ["fairseq_fast.generators.fast", "fairseq_fast.generators.fast",
                        "fairseq_fast.decoding.lean_decoder"]
     assert LAYERS.index(layer(targets[0])) > LAYERS.index(layer("fairseq_fast.decoding.x"))
+
+
+# -- the kernel boundary --------------------------------------------------------------------------
+def uses_ctypes(tree: ast.AST) -> bool:
+    return any(isinstance(node, (ast.Import, ast.ImportFrom)) and (
+        any(alias.name.split(".")[0] == "ctypes" for alias in node.names)
+        if isinstance(node, ast.Import) else (node.module or "").split(".")[0] == "ctypes")
+        for node in ast.walk(tree))
+
+
+def test_ctypes_is_used_only_inside_kernels():
+    """The C kernels are called through kernels/calls.py and kernels/fused.py only."""
+    outside = []
+    for name, path in modules():
+        with open(path) as f:
+            if layer(name) != "kernels" and uses_ctypes(ast.parse(f.read())):
+                outside.append(name)
+    assert outside == []
+
+
+def test_the_check_sees_ctypes():
+    assert uses_ctypes(ast.parse("def f():\n    import ctypes\n"))
+    assert uses_ctypes(ast.parse("from ctypes import byref\n"))
+    assert not uses_ctypes(ast.parse("import torch\nfrom fairseq_fast.kernels import calls\n"))

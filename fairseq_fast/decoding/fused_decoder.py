@@ -18,18 +18,14 @@ sinusoidal or learned positions (or none), affine norms, an output projection (n
 softmax). The arithmetic is the Python path's, norms summed in the C layers' order (as the fused
 layers already do inside each layer).
 """
-import ctypes
 from typing import Optional
 
 import torch
 from torch import Tensor, nn
 
 from fairseq_fast.decoding.decoder_state import DecoderState
-from fairseq_fast.decoding.fused_layer import linear_struct, plain_norm
-from fairseq_fast.kernels import loader
-
-_Decoder, _LayerState, _Layer, _Norm = (
-    loader.struct(name) for name in ("gd_decoder", "gd_layer_state", "dl_layer", "dl_norm"))
+from fairseq_fast.decoding.fused_layer import linear_struct, norm_struct, plain_norm
+from fairseq_fast.kernels import fused
 
 
 def decoder_supported(lean) -> bool:
@@ -63,7 +59,7 @@ class FusedDecoder:
 
     @classmethod
     def build(cls, lean) -> Optional["FusedDecoder"]:
-        if not decoder_supported(lean) or loader.function("gd_forward_f32") is None:
+        if not decoder_supported(lean) or not fused.available("gd_forward_f32"):
             return None
         return cls(lean)
 
@@ -78,47 +74,26 @@ class FusedDecoder:
         """The gd_decoder struct for up to `positions` decoder time steps, rebuilt when a weight
         it points to changed (the layers' own structs are fused_layer.py's, rebuilt on its own
         check) or the position table grew."""
-        lean, fused = self.lean, self.fused
-        if not fused._checked:
-            fused.refresh()
+        lean, layers = self.lean, self.fused
+        if not layers._checked:
+            layers.refresh()
         dec = lean.decoder
         table, offset = (lean.position_table(positions) if dec.embed_positions is not None
                          else (None, 0))
         vocab, weight, bias = lean.output_weights()
         norms = [t for m in (dec.layernorm_embedding, dec.layer_norm) if m is not None
                  for t in (m.weight, m.bias)]
-        parts = (fused._structs, table, vocab, weight, bias, dec.embed_tokens.weight, *norms)
+        parts = (layers._structs, table, vocab, weight, bias, dec.embed_tokens.weight, *norms)
         key = tuple((id(t), getattr(t, "_version", None)) for t in parts)
         if self._decoder is not None and self._decoder[0] == key:
             return self._decoder[1]
         keep = []
-
-        def pointer(t: Optional[Tensor]):
-            if t is None:
-                return None
-            t = t.detach().contiguous()
-            keep.append(t)
-            return t.data_ptr()
-
-        def norm(module) -> _Norm:
-            if module is None:
-                return _Norm(None, None, 0.0)
-            return _Norm(pointer(module.weight), pointer(module.bias), module.eps)
-
-        layers = (_Layer * len(fused._structs))(*fused._structs)
-        keep.append(layers)
-        s = _Decoder()
-        s.embed = pointer(dec.embed_tokens.weight)
-        s.embed_scale = dec.embed_scale
-        s.positions = pointer(table)
-        s.position_offset = offset
-        s.position_rows = 0 if table is None else table.size(0)
-        s.embed_norm = norm(dec.layernorm_embedding)
-        s.final_norm = norm(dec.layer_norm)
-        s.output = linear_struct(lean.linear, weight, bias, keep)
-        s.vocab = pointer(vocab)
-        s.layers = len(fused._structs)
-        s.layer = ctypes.addressof(layers)
+        s = fused.decoder(embed=dec.embed_tokens.weight, embed_scale=dec.embed_scale,
+                          positions=table, position_offset=offset,
+                          embed_norm=norm_struct(dec.layernorm_embedding, keep),
+                          final_norm=norm_struct(dec.layer_norm, keep),
+                          output=linear_struct(lean.linear, weight, bias, keep), vocab=vocab,
+                          layers=layers._structs, keep=keep)
         self._decoder = (key, s, keep, parts)
         return s
 
@@ -128,13 +103,12 @@ class FusedDecoder:
         args = self.fused._state_args(state, bsz)  # the same object while the state's are
         if self._states is None or self._states[0] is not args:
             caches, crosses, _ = args
-            self._states = (args, (_LayerState * len(caches))(
-                *[_LayerState(*cache, *cross) for cache, cross in zip(caches, crosses)]))
+            self._states = (args, fused.layer_states(caches, crosses))
         return args[2], self._states[1]
 
     def work(self, decoder, bsz: int, width: int) -> Tensor:
         """Scratch space for a call of bsz rows of `width` inputs (grown, never shrunk)."""
-        size = loader.function("gd_work_floats")(ctypes.byref(decoder), bsz, width)
+        size = fused.decoder_work_floats(decoder, bsz, width)
         if self._work.numel() < size:
             self._work = torch.empty(size)
         return self._work
@@ -160,9 +134,6 @@ class FusedDecoder:
             rows = int(off[-1])
         scores = torch.empty(rows, decoder.output.out_features)
         tokens, lengths = tokens.contiguous(), state.lengths.contiguous()
-        loader.function("gd_forward_f32")(
-            ctypes.byref(decoder), layer_states, bsz, tokens.data_ptr(), n, lengths.data_ptr(),
-            total, None if pad is None else pad.data_ptr(),
-            None if off is None else off.data_ptr(), scores.data_ptr(), work.data_ptr(),
-            torch.get_num_threads())
+        fused.decoder_forward(decoder, layer_states, tokens, lengths, total=total, pad=pad,
+                              off=off, scores=scores, work=work)
         return scores if counts is not None else scores.view(bsz, n, -1)

@@ -29,7 +29,6 @@ LeanDecoder.init_state's `new_batch()`, and in every FusedEncoder.forward), not 
 checking every parameter at every call would be a visible share of a batch-1 speculative run,
 which makes dozens of calls a sentence.
 """
-import ctypes
 import os
 import weakref
 from typing import List, Optional
@@ -38,12 +37,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fairseq_fast.kernels import loader, small_gemm
+from fairseq_fast.kernels import calls, fused, loader, small_gemm
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.model_gate import all_layers, encoder_refusal, layerdrop_draws, log_once
 from fairseq_fast.kernels.packed_linear import KERNEL_MAX_ROWS
 
-_Linear, _Norm, _Layer = (loader.struct(name) for name in ("dl_linear", "dl_norm", "dl_layer"))
 SPARSE_FFN_ENV = "FAIRSEQ_FAST_SPARSE_FFN"
 SPARSE_NEVER, SPARSE_CHEAPER, SPARSE_ALWAYS = (loader.CONSTANTS[f"SPARSE_{mode}"]  # kernels.h
                                               for mode in ("NEVER", "CHEAPER", "ALWAYS"))
@@ -102,7 +100,7 @@ class FusedLayers:
                         if m._parameters]
         self._signature = None
         self._checked = False  # the parameters checked since new_batch()
-        self._structs: List[_Layer] = []
+        self._structs: List[fused.Layer] = []
         self._keep: list = []  # tensors the structs point into
         self._held = None  # the last state's tensors and call arguments (_state_args)
 
@@ -125,42 +123,33 @@ class FusedLayers:
         return x.dtype == torch.float32 and x.device.type == "cpu" and self.ready(rows)
 
     # -- argument structs ------------------------------------------------------------------
-    def _linear_struct(self, weight: Tensor, bias: Optional[Tensor]) -> _Linear:
+    def _linear_struct(self, weight: Tensor, bias: Optional[Tensor]) -> fused.Linear:
         return linear_struct(self.linear, weight, bias, self._keep)
 
-    def _norm_struct(self, module: Optional[nn.LayerNorm]) -> _Norm:
-        if module is None:
-            return _Norm(None, None, 0.0)
-        w, b = module.weight.detach().contiguous(), module.bias.detach().contiguous()
-        self._keep += [w, b]
-        return _Norm(w.data_ptr(), b.data_ptr(), module.eps)
+    def _norm_struct(self, module: Optional[nn.LayerNorm]) -> fused.Norm:
+        return norm_struct(module, self._keep)
 
-    def _layer_struct(self, layer: nn.Module) -> _Layer:
+    def _layer_struct(self, layer: nn.Module) -> fused.Layer:
         attn = layer.self_attn
         cross = getattr(layer, "encoder_attn", None)
         proj = (attn.q_proj, attn.k_proj, attn.v_proj)
         qkv_w, qkv_b = self.linear.stack([m.weight for m in proj], [m.bias for m in proj])
-        s = _Layer()
-        s.dim, s.heads, s.head_dim = attn.embed_dim, attn.num_heads, attn.head_dim
-        s.ffn = layer.fc1.out_features
-        s.normalize_before = int(layer.normalize_before)
-        s.has_cross = int(cross is not None)
-        s.scaling = attn.scaling
-        s.norm[0] = self._norm_struct(layer.self_attn_layer_norm)
-        s.norm[2] = self._norm_struct(layer.final_layer_norm)
-        s.qkv = self._linear_struct(qkv_w, qkv_b)
-        s.out = self._linear_struct(attn.out_proj.weight, attn.out_proj.bias)
-        if cross is not None:
-            s.cross_scaling = cross.scaling
-            s.norm[1] = self._norm_struct(layer.encoder_attn_layer_norm)
-            s.cross_q = self._linear_struct(cross.q_proj.weight, cross.q_proj.bias)
-            s.cross_out = self._linear_struct(cross.out_proj.weight, cross.out_proj.bias)
-        s.fc1 = self._linear_struct(layer.fc1.weight, layer.fc1.bias)
-        s.fc2 = self._linear_struct(layer.fc2.weight, layer.fc2.bias)
         # 0 x inf is NaN, which skipping would not give (checked once per packed weight)
         finite = self.linear.packed(layer.fc2.weight, "kernel").finite
-        s.sparse_ffn = sparse_ffn() if finite else SPARSE_NEVER
-        return s
+        return fused.layer(
+            dim=attn.embed_dim, heads=attn.num_heads, head_dim=attn.head_dim,
+            ffn=layer.fc1.out_features, normalize_before=layer.normalize_before,
+            scaling=attn.scaling, self_norm=self._norm_struct(layer.self_attn_layer_norm),
+            final_norm=self._norm_struct(layer.final_layer_norm),
+            qkv=self._linear_struct(qkv_w, qkv_b),
+            out=self._linear_struct(attn.out_proj.weight, attn.out_proj.bias),
+            fc1=self._linear_struct(layer.fc1.weight, layer.fc1.bias),
+            fc2=self._linear_struct(layer.fc2.weight, layer.fc2.bias),
+            sparse_ffn=sparse_ffn() if finite else SPARSE_NEVER,
+            cross=None if cross is None else (
+                cross.scaling, self._norm_struct(layer.encoder_attn_layer_norm),
+                self._linear_struct(cross.q_proj.weight, cross.q_proj.bias),
+                self._linear_struct(cross.out_proj.weight, cross.out_proj.bias)))
 
     def new_batch(self) -> None:
         """A batch starts: its first call checks the parameters. A parameter changed after
@@ -216,17 +205,16 @@ class FusedLayers:
         rows = state.cross_rows  # the sentences' encoder rows (None: row s for sentence s)
         for i in range(len(self.layers)):
             if not state.cross_k:
-                crosses.append(_NO_CROSS)
+                crosses.append(fused.NO_CROSS)
                 continue
             ck, cv = state.cross_k[i], state.cross_v[i]
             if ck.stride() != cv.stride() or ck.stride(3) != 1:
                 ck, cv = ck.contiguous(), cv.contiguous()
                 copies += [ck, cv]  # held with the arguments that point into them
-            crosses.append((ck.data_ptr(), cv.data_ptr(), ck.stride(0), ck.stride(1),
-                            ck.stride(2), ck.size(2),
-                            bsz // (ck.size(0) if rows is None else rows.numel()),
-                            None if rows is None else rows.data_ptr()))
-        args = ([_cache_args(k, v) for k, v in zip(state.self_k, state.self_v)], crosses, pad)
+            crosses.append(fused.cross_args(
+                ck, cv, bsz // (ck.size(0) if rows is None else rows.numel()), rows))
+        args = ([fused.cache_args(k, v) for k, v in zip(state.self_k, state.self_v)], crosses,
+                pad)
         refs = tuple(None if t is None else weakref.ref(t) for t in tensors)
         self._held = (refs, bsz, args, copies)
         return args
@@ -234,60 +222,40 @@ class FusedLayers:
     def _call(self, x: Tensor, caches, start: Optional[Tensor], total: int,
               self_pad: Optional[Tensor], crosses, pad: Optional[Tensor],
               origin: Optional[Tensor] = None, probs: Optional[Tensor] = None) -> None:
-        """dl_layer_f32 for every layer on x [B, n, C] in place; caches[i] = layer i's self-
-        attention K/V arguments (_cache_args); crosses[i] = its encoder K/V arguments
-        (_NO_CROSS: none); origin: the state's (DecoderState.origin); probs [B, H, n, S]
+        """Every layer on x [B, n, C] in place (fused.run_layers); caches[i] = layer i's self-
+        attention K/V arguments (fused.cache_args); crosses[i] = its encoder K/V arguments
+        (fused.NO_CROSS: none); origin: the state's (DecoderState.origin); probs [B, H, n, S]
         receives the last layer's encoder attention probabilities."""
         if not self._checked:
             self.refresh()
         bsz, n, dim = x.shape
-        ffn = max(s.ffn for s in self._structs)
-        work = x.new_empty(loader.function("dl_work_floats")(bsz * n, dim, ffn))
-        threads = torch.get_num_threads()
-        fn = loader.function("dl_layer_f32")
-        origin_args = (None, 0) if origin is None else (origin.data_ptr(), origin.stride(0))
-        last = len(self._structs) - 1
-        for i, (s, cache, cross) in enumerate(zip(self._structs, caches, crosses)):
-            fn(ctypes.byref(s), x.data_ptr(), bsz, n, *cache,
-               None if start is None else start.data_ptr(), total,
-               None if self_pad is None else self_pad.data_ptr(), *origin_args, *cross,
-               None if pad is None else pad.data_ptr(),
-               probs.data_ptr() if probs is not None and i == last else None,
-               work.data_ptr(), threads)
+        work = x.new_empty(fused.layer_work_floats(bsz * n, dim,
+                                                   max(s.ffn for s in self._structs)))
+        fused.run_layers(self._structs, x, caches, crosses, start=start, total=total,
+                         self_pad=self_pad, origin=origin, pad=pad, probs=probs, work=work)
 
 
-def linear_struct(linear, weight: Tensor, bias: Optional[Tensor], keep: list) -> _Linear:
+def linear_struct(linear, weight: Tensor, bias: Optional[Tensor], keep: list) -> fused.Linear:
     """The dl_linear struct of weight (packed for the kernel by `linear`, a PackedLinear) and
     bias; `keep` receives the tensors it points into (alive even if the cache packs the weight
     again)."""
     packed = linear.packed(weight, "kernel")
-    keep.append(packed.data)
-    if bias is not None:
-        bias = bias.detach().contiguous()
-        keep.append(bias)
-    return _Linear(packed.data.data_ptr(), None if bias is None else bias.data_ptr(),
-                   packed.in_features, packed.out_features,
-                   int(packed.data.dtype == torch.float16))
+    return fused.linear(packed.data, bias, in_features=packed.in_features,
+                        out_features=packed.out_features, keep=keep)
+
+
+def norm_struct(module: Optional[nn.LayerNorm], keep: list) -> fused.Norm:
+    """The dl_norm struct of a layer norm (None: none)."""
+    if module is None:
+        return fused.norm(None, None, 0.0, keep)
+    return fused.norm(module.weight, module.bias, module.eps, keep)
 
 
 def head_mean(probs: Tensor) -> Tensor:
     """probs [B, H, *rest] (contiguous float32) -> the mean over heads [B, *rest], in C (one pass,
     where torch's mean over a strided dimension is slow)."""
-    b, h = probs.shape[:2]
-    mean = probs.new_empty(b, *probs.shape[2:])
-    loader.function("fa_head_mean")(probs.data_ptr(), b, h, probs.shape[2:].numel(),
-                                    mean.data_ptr())
-    return mean
-
-
-def _cache_args(k: Tensor, v: Tensor) -> tuple:
-    """A layer's self-attention K/V [B, H, capacity, D] (same strides) as dl_layer_f32 takes
-    them: the two pointers and the strides of B, H and capacity."""
-    return (k.data_ptr(), v.data_ptr(), k.stride(0), k.stride(1), k.stride(2))
-
-
-# cross_k, cross_v, their 3 strides, source length, group, cross_rows
-_NO_CROSS = (None, None, 0, 0, 0, 0, 1, None)
+    mean = calls.head_mean(probs)
+    return probs.mean(1) if mean is None else mean
 
 
 class FusedEncoder:
@@ -342,7 +310,7 @@ class FusedEncoder:
                      layer.self_attn.head_dim)
             if shape not in scratch:
                 scratch[shape] = x.new_empty(shape)
-            caches.append(_cache_args(*scratch[shape]))
+            caches.append(fused.cache_args(*scratch[shape]))
         self.layers.refresh()
         if has_pads:
             padding = padding.contiguous()
@@ -350,7 +318,7 @@ class FusedEncoder:
             chunk = slice(first, first + per_call)
             self.layers._call(x[chunk], caches, None, length,
                               padding[chunk] if has_pads else None,
-                              [_NO_CROSS] * len(caches), None)
+                              [fused.NO_CROSS] * len(caches), None)
         if enc.layer_norm is not None:
             x = enc.layer_norm(x)
         src_lengths = (src_tokens.ne(enc.padding_idx).sum(dim=1, dtype=torch.int32)

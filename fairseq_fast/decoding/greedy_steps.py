@@ -23,7 +23,6 @@ can change how many drafts are kept (float32 rounding of a near-tie) but never t
 generator's greedy look-ahead (decoding/ensemble.py), whose search then chooses each token from
 those scores itself.
 """
-import ctypes
 from typing import Optional
 
 import torch
@@ -33,9 +32,7 @@ from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.fused_layer import head_mean
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
-from fairseq_fast.kernels import loader
-
-_Rules = loader.struct("gd_rules")
+from fairseq_fast.kernels import fused
 
 
 def stock_normalization(model: nn.Module) -> bool:
@@ -60,7 +57,7 @@ class GreedySteps:
 
     @classmethod
     def build(cls, model: nn.Module, lean: LeanDecoder) -> Optional["GreedySteps"]:
-        if not steps_supported(model, lean) or loader.function("gd_greedy_f32") is None:
+        if not steps_supported(model, lean) or not fused.available("gd_greedy_f32"):
             return None
         return cls(lean)
 
@@ -110,8 +107,9 @@ class GreedySteps:
         state.ensure_capacity(int(lengths.max()) + width + k)
         decoder = self.whole.decoder_struct(int(lengths.max()) + width + k)
         pad, layer_states = self.whole.state_struct(state, bsz)
-        rule = _Rules(rules.eos, rules.pad, rules.unk, rules.unk_penalty, rules.min_len,
-                      rules.max_len)
+        rule = fused.rules(eos=rules.eos, pad=rules.pad, unk=rules.unk,
+                           unk_penalty=rules.unk_penalty, min_len=rules.min_len,
+                           max_len=rules.max_len)
         work = self.whole.work(decoder, bsz, width)
         drafts = torch.empty(bsz, k, dtype=torch.long)
         scores = (torch.empty(k, bsz, decoder.output.out_features) if keep_scores else None)
@@ -120,12 +118,7 @@ class GreedySteps:
             last = self.lean.decoder.layers[-1].encoder_attn
             probs = torch.empty(k, bsz, last.num_heads, state.cross_k[-1].size(2))
         feed, unread, first = (t.contiguous() for t in (feed, unread, first))
-        steps = loader.function("gd_greedy_f32")(
-            ctypes.byref(decoder), layer_states, ctypes.byref(rule), bsz, feed.data_ptr(),
-            width, unread.data_ptr(), lengths.data_ptr(), first.data_ptr(), k,
-            None if pad is None else pad.data_ptr(), drafts.data_ptr(),
-            None if scores is None else scores.data_ptr(),
-            None if probs is None else probs.data_ptr(), work.data_ptr(),
-            torch.get_num_threads())
+        steps = fused.greedy(decoder, layer_states, rule, feed, unread, lengths, first, k=k,
+                             pad=pad, drafts=drafts, scores=scores, probs=probs, work=work)
         state.lengths = lengths
         return drafts[:, :steps], scores, None if probs is None else probs[:steps]

@@ -17,23 +17,15 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from fairseq_fast.kernels import loader
+from fairseq_fast.kernels import calls
 
 
 def block_last_ngrams(lprobs: Tensor, tokens: Tensor, n: int) -> Tensor:
     """lprobs [B, V], tokens [B, L] (the buffer cut after the step): bans the tokens the rule
     names for the token after tokens[b, :L], in place. The C kernel where it runs (CPU,
     float32/float64, kernels built, no autograd), else block_repeated_ngrams."""
-    fn = None
-    if (lprobs.dim() == 2 and lprobs.stride(1) == 1 and tokens.dtype == torch.long
-            and tokens.size(0) == lprobs.size(0)):
-        fn = loader.typed("ng_block", lprobs)
-    if fn is None:
+    if calls.block_ngrams(lprobs, tokens, n=n) is None:
         return block_repeated_ngrams(lprobs[:, None], tokens, None, n)[:, 0]
-    if tokens.stride(1) != 1:
-        tokens = tokens.contiguous()
-    fn(tokens.data_ptr(), tokens.stride(0), tokens.size(0), tokens.size(1), n,
-       lprobs.data_ptr(), lprobs.stride(0), lprobs.size(1), torch.get_num_threads())
     return lprobs
 
 

@@ -35,7 +35,7 @@ import torch
 from fairseq import search
 from torch import Tensor
 
-from fairseq_fast.kernels import loader
+from fairseq_fast.kernels import calls, loader
 from fairseq_fast.errors import RunError
 from fairseq_fast.generators import finalize
 from fairseq_fast.decoding.ensemble import FastEnsembleModel
@@ -78,19 +78,12 @@ def candidates(lprobs: Tensor, prev: Optional[Tensor], sentences: int, beam: int
     it runs (CPU, float32/float64, kernel built)."""
     beams = 1 if prev is None else beam
     k = min(2 * beam, beams * lprobs.size(1) - 1)  # BeamSearch's k: -1 so pad is never chosen
-    fn = loader.typed("bs_candidates", lprobs) if lprobs.stride(1) == 1 else None
-    if fn is None:
+    found = calls.beam_candidates(lprobs, prev, sentences=sentences, beam=beam, k=k, pad=pad,
+                                  unk=unk, unk_penalty=unk_penalty, eos=eos, mode=mode)
+    if found is None:
         return candidates_torch(lprobs, prev, sentences, beam, k, pad, unk, unk_penalty, eos,
                                 mode)
-    if prev is not None:
-        prev = prev.to(lprobs.dtype).contiguous()
-    scores = lprobs.new_empty(sentences, k)
-    out_beams = torch.empty(sentences, k, dtype=torch.long)
-    tokens = torch.empty(sentences, k, dtype=torch.long)
-    fn(lprobs.data_ptr(), lprobs.stride(0), None if prev is None else prev.data_ptr(),
-       sentences, beam, beams, lprobs.size(1), k, pad, unk, unk_penalty, eos, mode,
-       scores.data_ptr(), out_beams.data_ptr(), tokens.data_ptr(), torch.get_num_threads())
-    return scores, out_beams, tokens
+    return found
 
 
 def look_ahead(gen, max_len: int):

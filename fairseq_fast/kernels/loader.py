@@ -1,4 +1,6 @@
-"""The one boundary between the plugin and its C kernels: building, loading, declaring.
+"""The C kernels' library: building, loading, declaring. The plugin calls the kernels through
+typed functions (calls.py, fused.py, and the linear and attention modules here); only this
+package touches ctypes.
 
     fn = loader.function("fa_attend_f32")     # a ctypes function, or None (not built, off)
     fn = loader.typed("bs_candidates", x)     # the _f32 / _f64 variant for x, or None

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from fairseq_fast.decoding.step_rules import sampling_distribution
-from fairseq_fast.kernels import loader
+from fairseq_fast.kernels import calls
 
 
 @dataclass
@@ -88,20 +88,12 @@ class GreedyAcceptance:
         return verdict
 
     def _verify_kernel(self, lprobs, drafts, gamma, prev_score) -> Optional[Verdict]:
-        fn = loader.typed("sd_greedy_verify", lprobs)
-        if (fn is None or not lprobs.is_contiguous() or prev_score.dtype != lprobs.dtype
-                or type(self).tolerates is not GreedyAcceptance.tolerates):
+        if type(self).tolerates is not GreedyAcceptance.tolerates:
             return None
-        bsz, m, vocab = lprobs.shape
-        drafts, gamma, prev_score = (t.contiguous() for t in (drafts, gamma, prev_score))
-        accepted = torch.empty(bsz, dtype=torch.long)
-        tokens = torch.empty(bsz, m, dtype=torch.long)
-        cum = torch.empty(bsz, m, dtype=lprobs.dtype)
-        ties = fn(lprobs.data_ptr(), bsz, m, vocab, drafts.data_ptr(), drafts.size(1),
-                  gamma.data_ptr(), prev_score.data_ptr(), self.threshold is not None,
-                  0.0 if self.threshold is None else self.threshold, accepted.data_ptr(),
-                  tokens.data_ptr(), cum.data_ptr())
-        return None if ties else Verdict(accepted, tokens, cum)
+        found = calls.greedy_verify(lprobs, drafts, gamma, prev_score, threshold=self.threshold)
+        if found is None or found[3]:  # no kernel here, or a tie the kernel leaves to torch
+            return None
+        return Verdict(*found[:3])
 
     def verify_torch(self, lprobs: Tensor, drafts: Tensor, gamma: Tensor,
                      prev_score: Tensor) -> Verdict:

@@ -15,26 +15,17 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
-from fairseq_fast.kernels import loader
+from fairseq_fast.kernels import calls
 from fairseq_fast.speculative.acceptance import Verdict
 
 
 def commit(tokens: Tensor, cum: Tensor, n_tokens: Tensor, verdict: Verdict, eos: int,
            max_len: int) -> Tuple[Tensor, Tensor, Tensor, int]:
-    fn = loader.typed("sd_commit", cum)
-    if (fn is None or tokens.stride(1) != 1 or cum.stride(1) != 1
-            or tokens.stride(0) != cum.stride(0) or verdict.cum_scores.dtype != cum.dtype):
+    done = calls.commit(tokens, cum, n_tokens, verdict.tokens, verdict.cum_scores,
+                        verdict.accepted, eos=eos, max_len=max_len)
+    if done is None:
         return commit_torch(tokens, cum, n_tokens, verdict, eos, max_len)
-    bsz, m = verdict.tokens.shape
-    chosen, scores, accepted, lengths = (t.contiguous() for t in (
-        verdict.tokens, verdict.cum_scores, verdict.accepted, n_tokens))
-    n_out = torch.empty_like(lengths)
-    keep = torch.empty_like(lengths)
-    has_eos = torch.empty(bsz, dtype=torch.bool)
-    ended = fn(chosen.data_ptr(), scores.data_ptr(), accepted.data_ptr(), bsz, m,
-               lengths.data_ptr(), eos, max_len, tokens.data_ptr(), cum.data_ptr(),
-               tokens.stride(0), n_out.data_ptr(), keep.data_ptr(), has_eos.data_ptr())
-    return n_out, keep, has_eos, ended
+    return done
 
 
 def commit_torch(tokens: Tensor, cum: Tensor, n_tokens: Tensor, verdict: Verdict, eos: int,

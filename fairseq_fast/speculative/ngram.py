@@ -24,7 +24,7 @@ from torch import Tensor
 
 from fairseq_fast.decoding.step_rules import StepRules
 from fairseq_fast.errors import UserError
-from fairseq_fast.kernels import loader
+from fairseq_fast.kernels import calls
 from fairseq_fast.options import check_ngram_sizes
 from fairseq_fast.speculative.stop_rules import StopRule
 
@@ -75,22 +75,11 @@ def lookup(tokens: Tensor, n_tokens: Tensor, source: Optional[Tensor], ngram_min
     """Each row's n-gram lookup draft: (drafts [B, k'], drafted [B]); k' = max(drafted) <= k,
     entries past a row's drafted count are pad. tokens [B, L] (BOS at 0), n_tokens [B] the
     committed tokens per row, source [B, S] or None."""
-    fn = loader.function("nl_lookup") if tokens.device.type == "cpu" else None
-    if fn is None or tokens.dtype != torch.long:
+    found = calls.ngram_lookup(tokens, n_tokens, source, ngram_min=ngram_min,
+                               ngram_max=ngram_max, k=k, pad=pad, eos=eos)
+    if found is None:
         return lookup_torch(tokens, n_tokens, source, ngram_min, ngram_max, k, pad, eos)
-    bsz = tokens.size(0)
-    tokens = tokens if tokens.stride(1) == 1 else tokens.contiguous()
-    lengths = n_tokens.contiguous()
-    if source is not None:
-        source = source.contiguous()
-    drafts = torch.full((bsz, max(k, 0)), pad, dtype=torch.long)
-    drafted = torch.empty(bsz, dtype=torch.long)
-    widest = fn(tokens.data_ptr(), tokens.stride(0), lengths.data_ptr(), bsz,
-                None if source is None else source.data_ptr(),
-                0 if source is None else source.stride(0),
-                0 if source is None else source.size(1), ngram_min, ngram_max, k, pad, eos,
-                drafts.data_ptr(), drafted.data_ptr())
-    return drafts[:, :widest], drafted
+    return found
 
 
 def lookup_torch(tokens: Tensor, n_tokens: Tensor, source: Optional[Tensor], ngram_min: int,
