@@ -10,6 +10,7 @@ import torch
 from fairseq.models.transformer import TransformerModel
 
 import fairseq_fast
+from fairseq_fast.runtime import ModelRuntime
 from fairseq_fast.speculative import draft_loading
 from fairseq_fast.errors import UserError
 
@@ -80,7 +81,7 @@ def test_draft_follows_target_dtype(hub, tiny_pair):
     hub.double()
     try:
         spec = hub.translate(src, beam=1, generator="speculative", draft_path=draft)
-        loaded = next(iter(draft_loading._cache[hub.models[0]].values()))
+        loaded = next(iter(ModelRuntime.of(hub.models[0]).drafts.values()))
         assert next(loaded.parameters()).dtype == torch.float64
         assert spec == stock
     finally:

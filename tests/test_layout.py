@@ -19,7 +19,7 @@ import fairseq_fast
 
 PACKAGE = os.path.dirname(fairseq_fast.__file__)
 LAYERS = ["base", "kernels", "decoding", "speculative", "generators", "cli", "draft", "top"]
-BASE = {"errors", "options", "checkpoints", "paths"}
+BASE = {"errors", "options", "checkpoints", "paths", "runtime"}
 TOP = {"__init__", "overrides", "generate"}
 
 

@@ -39,7 +39,6 @@ next use.
 import ctypes
 import logging
 import os
-import weakref
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -47,6 +46,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from fairseq_fast.kernels import small_gemm
+from fairseq_fast.runtime import ModelRuntime
 
 logger = logging.getLogger("fairseq_fast")
 
@@ -56,8 +56,6 @@ KERNEL_MAX_ROWS = 160  # rows up to which it was measured at least as fast as on
 MIN_WEIGHT = 1 << 17  # weight elements from which oneDNN is faster (with 2+ rows)
 WIDE = 2048  # output features from which one row is already faster on oneDNN
 _ONEDNN = None  # whether torch's oneDNN linear ops are there (checked once)
-# module -> {enabled: PackedLinear}: see of()
-_SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def onednn_available() -> bool:
@@ -267,7 +265,7 @@ def of(module: torch.nn.Module, kernels: bool = True) -> PackedLinear:
     lives: every generator built on the same model shares its packed weights. The hub builds a
     new generator for each translate() call; with one PackedLinear per generator, each call
     would pack the weights again, a large share of a one-sentence call."""
-    per_module = _SHARED.setdefault(module, {})
+    per_module = ModelRuntime.of(module).packed
     linear = per_module.get(kernels)
     if linear is None:
         linear = per_module[kernels] = PackedLinear(enabled=kernels)
@@ -277,4 +275,4 @@ def of(module: torch.nn.Module, kernels: bool = True) -> PackedLinear:
 def share(module: torch.nn.Module, owner: torch.nn.Module) -> None:
     """Make `module` (a view of some of `owner`'s layers) use `owner`'s PackedLinear objects
     (of()), so that the weights they share are packed and stacked once."""
-    _SHARED[module] = _SHARED.setdefault(owner, {})
+    ModelRuntime.of(module).packed = ModelRuntime.of(owner).packed

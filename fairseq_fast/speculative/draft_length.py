@@ -50,13 +50,14 @@ follow the timings: with this schedule a fixed seed no longer reproduces the sam
 """
 import statistics
 import time
-import weakref
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Deque, Dict, Hashable, Optional, Protocol
 
 import torch
 from torch import Tensor
+
+from fairseq_fast.runtime import ModelRuntime
 
 
 @dataclass
@@ -251,16 +252,12 @@ class MeasuredDraftLength:
         return cap
 
 
-# target model -> draft model -> {(initial, maximum, setting): MeasuredDraftLength}
-_MEASURED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def measured(target, draft, initial: int, maximum: int,
              setting: Hashable = None) -> MeasuredDraftLength:
     """The MeasuredDraftLength that every generator of `target` with `draft` at these lengths
     and `setting` (whatever else changes the costs or the acceptance rate) shares, made on the
     first call; kept while both models live."""
-    per_draft = _MEASURED.setdefault(target, weakref.WeakKeyDictionary()).setdefault(draft, {})
+    per_draft = ModelRuntime.of(target).draft_lengths.setdefault(draft, {})
     key = (initial, maximum, setting)
     if key not in per_draft:
         per_draft[key] = MeasuredDraftLength(initial, maximum)

@@ -10,7 +10,6 @@ whether a draft's encoder is the target's (shares_encoder).
 import logging
 import os
 import re
-import weakref
 from typing import Optional
 
 import torch
@@ -18,10 +17,10 @@ import torch
 from fairseq_fast.checkpoints import (MalformedCheckpoint, UnreadableCheckpoint, model_class,
                                       state_dict_mismatch)
 from fairseq_fast.errors import UserError
+from fairseq_fast.runtime import ModelRuntime
 from fairseq_fast.speculative.shared_encoder import same_encoder
 
 logger = logging.getLogger(__name__)
-_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 loads = 0  # how many drafts were read from disk (tests check reuse)
 
 
@@ -83,7 +82,7 @@ def load_draft(task, draft_path: str, target_model: torch.nn.Module) -> torch.nn
     from fairseq import checkpoint_utils
 
     key = (os.path.abspath(draft_path), os.path.getmtime(draft_path))
-    per_target = _cache.setdefault(target_model, {})
+    per_target = ModelRuntime.of(target_model).drafts
     draft = per_target.get(key)
     if draft is None:
         try:
@@ -125,8 +124,7 @@ def load_draft(task, draft_path: str, target_model: torch.nn.Module) -> torch.nn
 def shares_encoder(target_model: torch.nn.Module, draft: torch.nn.Module) -> bool:
     """Whether the draft's encoder is the target's (shared_encoder.same_encoder), checked once
     per pair of models: the hub builds a generator for every call."""
-    verdicts = _cache.setdefault(target_model, {}).setdefault(
-        "shared encoder", weakref.WeakKeyDictionary())
+    verdicts = ModelRuntime.of(target_model).shared_encoder
     if draft not in verdicts:
         verdicts[draft] = same_encoder(target_model, draft)
     return verdicts[draft]

@@ -18,15 +18,13 @@ benchmark_draft_free.py) measures it against a pass, and docs/benchmarks.md says
 pays.
 """
 import copy
-import weakref
 
 from torch import nn
 
 from fairseq_fast.errors import UserError
 from fairseq_fast.kernels import packed_linear
+from fairseq_fast.runtime import ModelRuntime
 
-_views: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # target -> {K: view}
-_same: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # target -> verdict
 
 
 def default_layers(depth: int) -> int:
@@ -54,7 +52,7 @@ def early_layers(target: nn.Module, layers: int = 0) -> nn.Module:
     if not 1 <= k < depth:
         raise UserError(f"--draft-layers must be between 1 and {depth - 1}, the target's "
                         f"decoder layers but one (got {k})")
-    per_target = _views.setdefault(target, {})
+    per_target = ModelRuntime.of(target).layer_views
     view = per_target.get(k)
     if view is None:
         view = _shallow(target)
@@ -72,11 +70,10 @@ def same_dictionary(model: nn.Module, tgt_dict) -> bool:
     """Whether the model's source tokens are the target's (an encoder whose dictionary has the
     target dictionary's symbols), so that an n-gram lookup may copy from the source; checked once
     per model. A decoder-only model: False (its prompt is already the row's own text)."""
-    verdict = _same.get(model)
-    if verdict is None:
+    runtime = ModelRuntime.of(model)
+    if runtime.copies_source is None:
         encoder = getattr(model, "encoder", None)
         src_dict = getattr(encoder, "dictionary", None)
-        verdict = src_dict is not None and (src_dict is tgt_dict
-                                            or src_dict.symbols == tgt_dict.symbols)
-        _same[model] = verdict
-    return verdict
+        runtime.copies_source = src_dict is not None and (src_dict is tgt_dict
+                                                          or src_dict.symbols == tgt_dict.symbols)
+    return runtime.copies_source
