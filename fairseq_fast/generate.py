@@ -207,8 +207,11 @@ def omp_threads(launcher_pid: Optional[int] = None) -> int:
         pid = os.getppid() if launcher_pid is None else launcher_pid
         try:
             with open(f"/proc/{pid}/environ", "rb") as f:
-                if not any(v.startswith(b"OMP_NUM_THREADS=") for v in f.read().split(b"\0")):
-                    return 0
+                environ = f.read()
+            # empty: a process still in exec (cannot tell, as for an error)
+            if environ and not any(v.startswith(b"OMP_NUM_THREADS=")
+                                   for v in environ.split(b"\0")):
+                return 0
         except OSError:  # cannot tell: the value counts as the user's
             pass
     return int(value)

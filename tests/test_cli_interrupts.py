@@ -243,9 +243,10 @@ def test_torchruns_default_omp_num_threads_is_not_explicit(monkeypatch, launcher
     launcher_env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
     if launcher_had_it:
         launcher_env["OMP_NUM_THREADS"] = "1"
-    launcher = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
-                                env=launcher_env)
+    launcher = subprocess.Popen([sys.executable, "-c", "import time; print(flush=True); "
+                                 "time.sleep(60)"], env=launcher_env, stdout=subprocess.PIPE)
     try:
+        launcher.stdout.readline()  # running: its /proc environ reads as it started
         monkeypatch.setenv("OMP_NUM_THREADS", "1")
         monkeypatch.setenv("TORCHELASTIC_RUN_ID", "test")
         assert omp_threads(launcher.pid) == (1 if launcher_had_it else 0)
@@ -256,3 +257,19 @@ def test_torchruns_default_omp_num_threads_is_not_explicit(monkeypatch, launcher
     finally:
         launcher.kill()
         launcher.wait()
+
+
+def test_a_launcher_environment_that_reads_empty_cannot_tell(monkeypatch):
+    """/proc/PID/environ reads empty for a process still in exec: the value counts as the
+    user's, as when the file cannot be read."""
+    import io
+
+    from fairseq_fast import generate
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "test")
+    monkeypatch.setattr(generate, "open", lambda *a, **k: io.BytesIO(b""), raising=False)
+    assert generate.omp_threads(1) == 3
+    monkeypatch.setattr(generate, "open", lambda *a, **k: io.BytesIO(b"PATH=/bin\0"),
+                        raising=False)
+    assert generate.omp_threads(1) == 0
