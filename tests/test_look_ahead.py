@@ -98,8 +98,9 @@ def test_rows_that_choose_otherwise_end_the_look_ahead(monkeypatch):
     real = beam_search.look_ahead
 
     def misled(gen, max_len):
-        steps, rules = real(gen, max_len)
-        return steps, dataclasses.replace(rules, unk_penalty=1e4)
+        ahead = real(gen, max_len)
+        return dataclasses.replace(ahead, rules=dataclasses.replace(ahead.rules,
+                                                                    unk_penalty=1e4))
 
     monkeypatch.setattr(beam_search, "look_ahead", misled)
     have, calls = _generate(model, sample, monkeypatch)

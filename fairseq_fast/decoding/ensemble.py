@@ -14,15 +14,16 @@ reorder_incremental_state. This subclass answers the same calls from a `DecoderS
     on CPU not even those: the state records which cache row holds each row's history;
   * prefill: a forced prefix (--prefix-size, a language model's prompt, the hub's prefix_tokens)
     goes through the decoder in one pass at step 0; the next steps read their scores from it;
-  * look-ahead: for a greedy batch of the plugin's beam loop (`look_ahead` set), one C call runs
-    several greedy steps ahead, each step's scores and attention kept; the next steps read them
-    while every row's token is the one fed ahead (the search's choice is still made from these
-    scores, so a row that chose otherwise, a near-tie rounded the other way, only ends the
-    look-ahead: the cache rolls back to that step).
+  * look-ahead: for a greedy batch of the plugin's beam loop (begin_batch's `look_ahead`), one
+    C call runs several greedy steps ahead, each step's scores and attention kept; the next
+    steps read them while every row's token is the one fed ahead (the search's choice is still
+    made from these scores, so a row that chose otherwise, a near-tie rounded the other way,
+    only ends the look-ahead: the cache rolls back to that step).
 
 The search itself (beam search, sampling, diverse beam, constraints, ...) stays fairseq's.
 """
 import math
+from dataclasses import dataclass, replace
 from typing import List, Optional
 
 import torch
@@ -31,8 +32,10 @@ from torch import Tensor
 
 from fairseq_fast.decoding.decoder_state import DecoderState, initial_capacity
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
+from fairseq_fast.decoding.greedy_steps import GreedySteps
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.model_gate import ensemble_refusal, layerdrop_draws, log_once
+from fairseq_fast.decoding.step_rules import StepRules
 
 STATE = "fairseq_fast"  # key of our DecoderState in fairseq's per-model incremental-state dict
 # Greedy steps per look-ahead call: LOOK_AHEAD_STEPS // rows, none below 2. Every row runs
@@ -46,6 +49,29 @@ def _is_identity(order: Tensor, size: int) -> bool:
     return order.numel() == size and torch.equal(order, torch.arange(size, device=order.device))
 
 
+@dataclass(frozen=True)
+class LookAhead:
+    """A greedy batch's steps ahead: the model's C greedy steps and the batch's step rules."""
+    steps: GreedySteps
+    rules: StepRules
+
+
+@dataclass(frozen=True)
+class ScoresAhead:
+    """Scores computed ahead of the search: by prefill (the forced prefix in one pass) or by
+    look-ahead (greedy steps in one call)."""
+    first: int  # the step of the first input
+    inputs: Tensor  # [N, m] the input fed at each step
+    lprobs: Tensor  # [N, m, V]
+    attn: Optional[Tensor]  # [N, m, S] or None
+    every_row: bool  # look-ahead: every row must follow the inputs; prefill: any row
+
+    def reordered(self, order: Tensor) -> "ScoresAhead":
+        return replace(self, inputs=self.inputs.index_select(0, order),
+                       lprobs=self.lprobs.index_select(0, order),
+                       attn=None if self.attn is None else self.attn.index_select(0, order))
+
+
 class FastEnsembleModel(EnsembleModel):
     def __init__(self, models, prefill: bool = True, kernels: bool = True):
         super().__init__(models)
@@ -56,16 +82,12 @@ class FastEnsembleModel(EnsembleModel):
         self.encoders = [FusedEncoder.build(getattr(m, "encoder", None), lean.linear)
                          for m, lean in zip(models, self.lean)]
         self.prefill = prefill
-        self.prefix: Optional[Tensor] = None  # this batch's forced prefix (set by the generator)
+        self._prefix: Optional[Tensor] = None  # the batch's forced prefix (begin_batch)
+        self._look_ahead: Optional[LookAhead] = None  # the batch's greedy steps (begin_batch)
+        self._greedy_steps = None  # GreedySteps of the single model, built on first use
         self._group = 1  # rows per source sentence in the generator's layout (its beam size)
         self._expanded = False
-        # scores computed ahead: (step of the first, inputs [N, m], lprobs [N, m, V],
-        # attn [N, m, S] | None, whether every row (look-ahead) or any (prefill) must follow)
-        self._ahead = None
-        # greedy steps ahead: (steps, rules), set by the plugin's beam loop for a greedy batch
-        # (steps: decoding/greedy_steps.py's GreedySteps of this model; rules: the
-        # batch's StepRules), else None
-        self.look_ahead = None
+        self._ahead: Optional[ScoresAhead] = None
         self._decoding = False  # the batch's decoder states exist (they hold the encoder K/V)
         # each model's state of the last batch: its K/V buffers serve the next batch where
         # they fit (fresh memory costs page faults and zeroing at every batch)
@@ -77,6 +99,18 @@ class FastEnsembleModel(EnsembleModel):
         with_alignment = isinstance(self, EnsembleModelWithAlignment)
         stock = (EnsembleModelWithAlignment if with_alignment else EnsembleModel)(self.models)
         return stock.train(self.training)
+
+    def begin_batch(self, prefix: Optional[Tensor] = None,
+                    look_ahead: Optional[LookAhead] = None) -> None:
+        """What the generator knows of its next batch that fairseq's calls do not carry: the
+        forced prefix [B, m] (prefill) and the greedy look-ahead. begin_batch() clears both."""
+        self._prefix, self._look_ahead = prefix, look_ahead
+
+    def greedy_steps(self) -> Optional[GreedySteps]:
+        """The single model's C greedy steps (greedy_steps.py), or None where they do not run."""
+        if self._greedy_steps is None and self.models_size == 1:
+            self._greedy_steps = GreedySteps.build(self.models[0], self.lean[0]) or False
+        return self._greedy_steps or None
 
     # -- encoder ------------------------------------------------------------------------------
     def forward_encoder(self, net_input):
@@ -116,18 +150,17 @@ class FastEnsembleModel(EnsembleModel):
         for states in incremental_states:
             if STATE in states:
                 states[STATE].select_rows(new_order)
-        if self._ahead is not None and not _is_identity(new_order, self._ahead[1].size(0)):
-            first, *tensors, every = self._ahead
-            self._ahead = (first, *(None if t is None else t.index_select(0, new_order)
-                                    for t in tensors), every)
+        if self._ahead is not None and not _is_identity(new_order, self._ahead.inputs.size(0)):
+            self._ahead = self._ahead.reordered(new_order)
 
     def forward_decoder(self, tokens, encoder_outs, incremental_states, temperature: float = 1.0):
         step = tokens.size(1) - 1
         for model in self.models:  # stock runs each decoder once a step, prefill or not
             layerdrop_draws(model.decoder.layers)
         if self._ahead is not None:
-            first, inputs, lprobs, attn, every = self._ahead
-            j = step - first
+            ahead = self._ahead
+            inputs, lprobs, attn = ahead.inputs, ahead.lprobs, ahead.attn
+            j = step - ahead.first
             # Prefill: rows still on the prefix read their scores from it. A row whose token
             # differs is a dead beam: fairseq forces the prefix by giving every other token -inf
             # (and beam search fills spare beams with such candidates), so that row's score is
@@ -136,7 +169,7 @@ class FastEnsembleModel(EnsembleModel):
             # token fed ahead. Otherwise forget the scores ahead and decode from this step.
             if j < inputs.size(1):
                 same = tokens[:, step] == inputs[:, j]
-                if bool(same.all() if every else same.any()):
+                if bool(same.all() if ahead.every_row else same.any()):
                     # contiguous, as stock's: searches view() it, and the generator edits it
                     return (lprobs[:, j].contiguous(),
                             None if attn is None else attn[:, j].contiguous())
@@ -148,22 +181,23 @@ class FastEnsembleModel(EnsembleModel):
         else:
             feed = tokens[:, -1:]
         ahead = None
-        if self.look_ahead is not None and feed.size(1) == 1 and temperature == 1.0:
-            ahead = self._look_ahead(feed, step, encoder_outs, incremental_states)
+        if self._look_ahead is not None and feed.size(1) == 1 and temperature == 1.0:
+            ahead = self._steps_ahead(feed, step, encoder_outs, incremental_states)
         if ahead is not None:
-            inputs, lprobs, attn = ahead
-            self._ahead = (step, inputs, lprobs, attn, True)
+            self._ahead = ahead
+            lprobs, attn = ahead.lprobs, ahead.attn
         else:
             lprobs, attn = self._decode(feed, encoder_outs, incremental_states, temperature)
             if feed.size(1) > 1:
-                self._ahead = (0, feed, lprobs, attn, False)
+                self._ahead = ScoresAhead(0, feed, lprobs, attn, every_row=False)
         return (lprobs[:, 0].contiguous(), None if attn is None else attn[:, 0].contiguous())
 
-    def _look_ahead(self, feed: Tensor, step: int, encoder_outs, incremental_states):
-        """Greedy steps from `step` on in one C call: (the inputs fed [N, m] (feed, then each
-        step's choice), log-probs [N, m, V], attention [N, m, S] | None), the state advanced by
-        m; None where the call does not run (another model kind, dtype or device, ensembles)."""
-        steps, rules = self.look_ahead
+    def _steps_ahead(self, feed: Tensor, step: int, encoder_outs,
+                     incremental_states) -> Optional[ScoresAhead]:
+        """Greedy steps from `step` on in one C call: the inputs fed (feed, then each step's
+        choice) and their scores, the state advanced by their number; None where the call does
+        not run (another model kind, dtype or device, ensembles)."""
+        steps, rules = self._look_ahead.steps, self._look_ahead.rules
         rows = feed.size(0)
         k = min(LOOK_AHEAD_STEPS // rows, rules.max_len + 1 - step)
         if not self._looks_ahead(rows) or k < 2:
@@ -176,12 +210,13 @@ class FastEnsembleModel(EnsembleModel):
                                                 lean.has_cross_attention)
         logits = lean._scatter(scores)
         lprobs = model.get_normalized_probs((logits, None), log_probs=True, sample=None)
-        return torch.cat([feed, drafts[:, :-1]], dim=1), lprobs, attn
+        return ScoresAhead(step, torch.cat([feed, drafts[:, :-1]], dim=1), lprobs, attn,
+                           every_row=True)
 
     def _prefill_inputs(self, tokens: Tensor) -> Tensor:
         """[BOS, p_1 .. p_m] per row: the forced prefix's columns that no row leaves (no padding,
         no EOS), or just BOS when prefill is off or there is no prefix."""
-        prefix = self.prefix
+        prefix = self._prefix
         if not self.prefill or prefix is None or prefix.numel() == 0:
             return tokens[:, :1]
         group = tokens.size(0) // prefix.size(0)
@@ -218,7 +253,7 @@ class FastEnsembleModel(EnsembleModel):
 
     def _looks_ahead(self, rows: int) -> bool:
         """Whether a batch of `rows` rows may look ahead (the C steps decide the rest)."""
-        return (self.look_ahead is not None and self.models_size == 1
+        return (self._look_ahead is not None and self.models_size == 1
                 and LOOK_AHEAD_STEPS // rows >= 2)
 
     def _state(self, i: int, rows: int, encoder_outs, incremental_states) -> DecoderState:

@@ -38,8 +38,7 @@ from torch import Tensor
 from fairseq_fast.kernels import calls, loader
 from fairseq_fast.errors import RunError
 from fairseq_fast.generators import finalize
-from fairseq_fast.decoding.ensemble import FastEnsembleModel
-from fairseq_fast.decoding.greedy_steps import GreedySteps
+from fairseq_fast.decoding.ensemble import FastEnsembleModel, LookAhead
 from fairseq_fast.decoding.step_rules import StepRules, edit_scores
 
 # the length rule of a step, and the most candidates per sentence (kernels.h)
@@ -93,13 +92,11 @@ def look_ahead(gen, max_len: int):
     if (gen.beam_size != 1 or gen.repeat_ngram_blocker is not None or gen.temperature != 1.0
             or model.models_size != 1):
         return None
-    if not hasattr(gen, "_greedy_steps"):
-        gen._greedy_steps = GreedySteps.build(model.models[0], model.lean[0])
-    if gen._greedy_steps is None:
+    steps = model.greedy_steps()
+    if steps is None:
         return None
-    return gen._greedy_steps, StepRules(pad=gen.pad, unk=gen.unk, eos=gen.eos,
-                                        max_len=max_len, min_len=gen.min_len,
-                                        unk_penalty=gen.unk_penalty)
+    return LookAhead(steps, StepRules(pad=gen.pad, unk=gen.unk, eos=gen.eos, max_len=max_len,
+                                      min_len=gen.min_len, unk_penalty=gen.unk_penalty))
 
 
 @torch.no_grad()
@@ -108,7 +105,7 @@ def generate(gen, sample: Dict, bos_token: Optional[int] = None) -> List[List[Di
     try:
         return _generate(gen, sample, bos_token)
     finally:
-        gen.model.look_ahead = None
+        gen.model.begin_batch()
 
 
 def _generate(gen, sample: Dict, bos_token: Optional[int]) -> List[List[Dict[str, Tensor]]]:
@@ -127,7 +124,7 @@ def _generate(gen, sample: Dict, bos_token: Optional[int]) -> List[List[Dict[str
 
     states: List[Dict] = [{} for _ in range(model.models_size)]
     encoder_outs = model.forward_encoder(net_input)
-    model.look_ahead = look_ahead(gen, max_len)
+    model.begin_batch(look_ahead=look_ahead(gen, max_len))
     encoder_outs = model.reorder_encoder_out(
         encoder_outs, torch.arange(bsz, device=device).repeat_interleave(beam))
 

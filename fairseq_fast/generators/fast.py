@@ -110,7 +110,7 @@ class _FastMixin:
 
     def _set_prefix(self, prefix_tokens):
         if isinstance(self.model, FastEnsembleModel):
-            self.model.prefix = prefix_tokens
+            self.model.begin_batch(prefix=prefix_tokens)
 
     def _check_lengths(self, sample):
         """fairseq asserts `min_len <= max_len` (a traceback) where the lengths leave no room."""
