@@ -13,7 +13,7 @@ demo: $(SETUP_STAMP)
 	$(PY) scripts/demo.py
 
 test: $(SETUP_STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider -o faulthandler_timeout=600 tests
+	$(PY) -m pytest -q -p no:cacheprovider tests
 
 benchmark: $(SETUP_STAMP)
 	$(PY) scripts/benchmark.py

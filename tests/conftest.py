@@ -1,3 +1,4 @@
+import faulthandler
 import hashlib
 import os
 import shutil
@@ -15,6 +16,22 @@ sys.path.insert(0, HERE)
 os.environ.setdefault("FAIRSEQ_FAST_STRICT", "1")
 
 import fairseq_fast  # noqa: E402,F401  (the plugin, as --user-dir would load it)
+
+HANG_S = 900  # a test still running this long hangs: the suite stops with every thread's stack
+_STDERR = []  # the terminal's stderr, which pytest's capture does not redirect
+
+
+def pytest_configure(config):
+    _STDERR.append(os.fdopen(os.dup(2), "w"))
+
+
+@pytest.fixture(autouse=True)
+def _hang_guard():
+    """A hanging test ends the run (exit status 1) with the stacks of the suite's threads on
+    stderr, instead of running into CI's time limit with nothing to show."""
+    faulthandler.dump_traceback_later(HANG_S, exit=True, file=_STDERR[0])
+    yield
+    faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(scope="session")
