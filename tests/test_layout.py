@@ -131,3 +131,76 @@ def test_the_check_sees_ctypes():
     assert uses_ctypes(ast.parse("def f():\n    import ctypes\n"))
     assert uses_ctypes(ast.parse("from ctypes import byref\n"))
     assert not uses_ctypes(ast.parse("import torch\nfrom fairseq_fast.kernels import calls\n"))
+
+
+# -- duck-typed reach-ups --------------------------------------------------------------------------
+NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make", "_field_defaults"}
+
+
+def private_names(tree: ast.AST):
+    """(defined, used): the private names (`_x`) a module defines (methods, `self._x = ...`,
+    module globals) and those it reads or writes on other objects (`obj._x`, getattr / hasattr /
+    setattr with a literal name), `self` and `cls` excepted."""
+    defined, used = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name.startswith("_") \
+                and not node.name.startswith("__"):
+            defined.add(node.name)
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("_") \
+                and not node.attr.startswith("__"):
+            own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+            if own and isinstance(node.ctx, ast.Store):
+                defined.add(node.attr)
+            elif not own:
+                used.add(node.attr)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in ("getattr", "hasattr", "setattr") and len(node.args) >= 2 \
+                and isinstance(node.args[1], ast.Constant) \
+                and isinstance(node.args[1].value, str) and node.args[1].value.startswith("_") \
+                and not node.args[1].value.startswith("__"):
+            used.add(node.args[1].value)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id.startswith("_"):
+                    defined.add(target.id)
+    return defined, used
+
+
+def reach_ups(trees):
+    """Private names a module uses that only modules of higher layers define: a lower layer
+    reaching into an object of a higher one by duck typing, which imports do not show. trees:
+    module -> private_names() of its source."""
+    found = []
+    for name, (_, used) in trees.items():
+        own = LAYERS.index(layer(name))
+        for attr in sorted(used - NAMEDTUPLE_API):
+            definers = [m for m, (defined, _) in trees.items() if attr in defined]
+            if definers and all(LAYERS.index(layer(m)) > own for m in definers):
+                found.append(f"{name} ({layer(name)}) uses {attr}, defined only in "
+                             f"{', '.join(sorted(definers))}")
+    return found
+
+
+def package_private_names():
+    trees = {}
+    for name, path in modules():
+        with open(path) as f:
+            trees[name] = private_names(ast.parse(f.read()))
+    return trees
+
+
+def test_no_module_reaches_up_by_duck_typing():
+    assert reach_ups(package_private_names()) == []
+
+
+def test_the_check_sees_a_duck_typed_reach_up():
+    defined, used = private_names(ast.parse(
+        "class A:\n    def __init__(self):\n        self._steps = 1\n"
+        "def f(gen):\n    gen._cache = 2\n    return getattr(gen, '_plan', None), gen._steps\n"))
+    assert defined == {"_steps"} and used == {"_cache", "_plan", "_steps"}
+    trees = {"fairseq_fast.decoding.ensemble": private_names(ast.parse(
+                 "def f(gen):\n    return gen._greedy_steps\n")),
+             "fairseq_fast.generators.fast": private_names(ast.parse(
+                 "class G:\n    def g(self):\n        self._greedy_steps = None\n"))}
+    assert reach_ups(trees) == ["fairseq_fast.decoding.ensemble (decoding) uses _greedy_steps, "
+                                "defined only in fairseq_fast.generators.fast"]
