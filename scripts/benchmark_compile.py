@@ -7,7 +7,7 @@ One greedy decoder step, every row at step 20 of a 30-token source, at 1 and 32 
 demo target and (when scripts/benchmark_scale.py has built it: work/scale/target_x4.pt) its x4
 widening:
 
-    kernels   the plugin's LeanDecoder on the C kernels (a whole layer per call, the
+    kernels   the plugin's C decoder backend (a whole layer per call, the
               small-matrix linear, attention), as the speculative and default generators run it
     compiled  the same step written as torch ops over the same weights, static shapes (one graph
               per setting), compiled by torch.compile (Inductor, with
@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import fairseq_fast  # noqa: E402,F401  (plugin overrides, as --user-dir would apply them)
 
 from benchmark import add_model_args, load_target  # noqa: E402
-from fairseq_fast.decoding.lean_decoder import LeanDecoder  # noqa: E402
+from fairseq_fast.decoding.backends import decoder_backend  # noqa: E402
 
 STEP, SOURCE = 20, 30
 
@@ -97,10 +97,11 @@ def setting(model, rows, threads):
     src = torch.randint(4, 100, (rows, SOURCE))
     src[:, -1] = 2
     encoder_out = model.encoder(src, src_lengths=torch.full((rows,), SOURCE))
-    lean = LeanDecoder(decoder, kernels=True)
-    state = lean.init_state(encoder_out, rows, 64, torch.float32, torch.device("cpu"))
+    backend = decoder_backend(model)
+    lean = backend.lean
+    state = backend.init_state(encoder_out, rows, 64)
     prefix = torch.randint(4, 100, (rows, STEP))
-    lean.forward(state, prefix)  # the first 20 inputs in the cache
+    backend.forward(state, prefix)  # the first 20 inputs in the cache
     tokens = torch.randint(4, 100, (rows, 1))
     keys = [state.self_k[i, :, :, :STEP].contiguous() for i in range(len(lean.layers))]
     values = [state.self_v[i, :, :, :STEP].contiguous() for i in range(len(lean.layers))]
@@ -108,8 +109,8 @@ def setting(model, rows, threads):
     args = (tokens, pos_emb, keys, values, state.cross_k, state.cross_v)
 
     def kernels():
-        out = lean.forward(state, tokens)
-        state.rollback_to(torch.full((rows,), STEP))
+        out = backend.forward(state, tokens)
+        backend.rollback(state, torch.full((rows,), STEP))
         return out
 
     step = functional_step(decoder)

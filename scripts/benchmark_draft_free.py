@@ -158,20 +158,21 @@ def reuse_bound(label, path, data, langs, split, k=None, repeats=200):
     net_input = {"src_tokens": source[None], "src_lengths": torch.tensor([source.numel()])}
     context = torch.randint(task.target_dictionary.nspecial, len(task.target_dictionary),
                             (1, 24))
-    out = {"layers": len(spec.proposer.lean.decoder.layers), "depth": len(model.decoder.layers)}
+    out = {"layers": len(spec.proposer.backend.lean.decoder.layers),
+           "depth": len(model.decoder.layers)}
     with torch.no_grad():  # as the generators run
         encoder_out = encode(model, spec.encoder, net_input)
-        for name, lean in (("target", spec.target), ("draft", spec.proposer.lean)):
-            state = lean.init_state(encoder_out, 1, 64, torch.float32, torch.device("cpu"))
-            lean.forward(state, context)
+        for name, backend in (("target", spec.target), ("draft", spec.proposer.backend)):
+            state = backend.init_state(encoder_out, 1, 64)
+            backend.forward(state, context)
             for width in (1, 5):
                 feed = context[:, :width]
                 times = []
                 for _ in range(repeats):
                     start = time.perf_counter()
-                    lean.forward(state, feed)
+                    backend.forward(state, feed)
                     times.append(time.perf_counter() - start)
-                    state.rollback_to(torch.tensor([24]))
+                    backend.rollback(state, torch.tensor([24]))
                 out[f"{name}_{width}_ms"] = round(1e3 * statistics.median(times), 4)
     out["setting"] = label
     out["saving_share_of_verify"] = round(

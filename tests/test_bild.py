@@ -114,7 +114,7 @@ def test_ragged_verify_windows_change_nothing_but_the_work(monkeypatch):
     def run(ragged):
         gen = BiLDSequenceGenerator([large], DICT, small_model=small, fallback_threshold=0.3,
                                     rollback_threshold=1.5, max_small_steps=4, max_len_b=15)
-        assert gen.target.fused_decoder is not None
+        assert gen.target.whole is not None
         if not ragged:
             forward = gen.target.forward
             monkeypatch.setattr(gen.target, "forward",

@@ -162,9 +162,8 @@ def test_lean_decoder_takes_the_kernel_in_float32_and_agrees(monkeypatch, need_a
                         lambda *a, **kw: calls.append(1) or real(*a, **kw))
     results = {}
     for fused in (True, False):
-        lean = LeanDecoder(model.decoder)
-        lean.fused_layers = None  # the Python layer path (fused_layer.py: test_fused_layer.py)
-        lean.fused_attention = fused
+        lean = LeanDecoder(model.decoder)  # the Python layer path (the C layers:
+        lean.fused_attention = fused       # test_fused_layer.py)
         with torch.no_grad():
             enc = model.encoder.forward_torchscript(sample["net_input"])
             state = lean.init_state(enc, 3, 16, torch.float32, torch.device("cpu"))

@@ -239,12 +239,13 @@ def test_graph_replays_compute_the_static_function(dtype):
     kernels: the same bits), over many lengths, a rollback and two batches; and that function is
     forward's arithmetic (float32 attention softmax: CUDA's adds the masked zeros without
     reordering, so in float64 and float32 it is forward's bits too, up to the matmuls' blocking)."""
+    from fairseq_fast.decoding.backends import GraphBackend, decoder_backend
     from fairseq_fast.decoding.cuda_graphs import StepGraphs
-    from fairseq_fast.decoding.lean_decoder import LeanDecoder
 
     model = translation_model(FAST_TASK, layers=2, dim=32, heads=4, seed=5).to(CUDA, dtype)
-    lean = LeanDecoder(model.decoder)
-    assert isinstance(lean.graphs, StepGraphs)
+    backend = decoder_backend(model)
+    assert isinstance(backend, GraphBackend)
+    lean, graphs = backend.lean, backend.graphs
     eager = StepGraphs(lean, capture=False)
     g = torch.Generator().manual_seed(0)
     worst = 0.0
@@ -259,7 +260,7 @@ def test_graph_replays_compute_the_static_function(dtype):
                 continue
             tokens = torch.randint(DICT.nspecial, len(DICT), (2, call), generator=g).to(CUDA)
             want = lean.forward(states[0], tokens)
-            got = lean.graphs.run(states[1], tokens)
+            got = graphs.run(states[1], tokens)
             ref = eager.run(states[2], tokens)
             for s in states[1:]:
                 s.lengths = s.lengths + call
@@ -267,7 +268,7 @@ def test_graph_replays_compute_the_static_function(dtype):
             worst = max(worst, float((got.double() - want.double()).abs().max()))
     tol = {torch.float64: 1e-6, torch.float32: 1e-4, torch.float16: 5e-2}[dtype]
     assert worst <= tol, worst
-    assert lean.graphs.replays > 0 and all(e.graph is not None for e in lean.graphs.graphs.values())
+    assert graphs.replays > 0 and all(e.graph is not None for e in graphs.graphs.values())
 
 
 def test_generators_replay_graphs():
@@ -280,18 +281,18 @@ def test_generators_replay_graphs():
     for beam in (1, 4):
         ours, stock = build_pair([model], gen_args(beam=beam, max_len_b=20))
         assert_same(stock.generate([model], sample), ours.generate([model], sample), 1)
-        assert ours.model.lean[0].graphs.replays > 0
+        assert ours.model.backends[0].graphs.replays > 0
     spec = SpeculativeSequenceGenerator([model], DICT, draft_model=draft, draft_len=3,
                                         max_len_b=20)
     one = gpu_sample(source_batch(DICT, [8], seed=2))
     stock = SequenceGenerator([model], DICT, beam_size=1, max_len_b=20)
     assert (spec.generate([model], one)[0][0]["tokens"].tolist()
             == stock.generate([model], one)[0][0]["tokens"].tolist())
-    assert spec.target.graphs.replays > 0 and spec.proposer.lean.graphs.replays > 0
-    assert any(key[0] == "draft" for key in spec.proposer.lean.graphs.graphs)  # graph_draft.py
+    assert spec.target.graphs.replays > 0 and spec.proposer.backend.graphs.replays > 0
+    assert any(key[0] == "draft" for key in spec.proposer.backend.graphs.graphs)  # graph_steps
     os.environ["FAIRSEQ_FAST_CUDA_GRAPHS"] = "0"
     try:
         ours, _ = build_pair([model], gen_args(beam=1, max_len_b=20))
-        assert ours.model.lean[0].graphs is None
+        assert ours.model.backends[0].name == "torch"
     finally:
         del os.environ["FAIRSEQ_FAST_CUDA_GRAPHS"]

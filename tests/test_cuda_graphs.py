@@ -11,12 +11,14 @@ CPU softmax sums a longer row in another order, so here the logits agree to floa
 (~1e-7), not to float64's; CUDA's softmax adds the zeros without reordering (test_cuda.py checks
 the bits there).
 """
+from types import SimpleNamespace
+
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairseq_fast.decoding import cuda_graphs
+from fairseq_fast.decoding import backends, cuda_graphs
 from fairseq_fast.decoding.cuda_graphs import StepGraphs, source_bucket
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from model_factory import source_batch, translation_model
@@ -25,9 +27,12 @@ from test_speculative_equality import (DICT, SETTINGS, compare, generation, mode
                                        translation_case)
 
 def eager_graphs(monkeypatch):
-    """Every LeanDecoder built from now on serves its calls through StepGraphs(capture=False)."""
-    monkeypatch.setattr(StepGraphs, "build",
-                        classmethod(lambda cls, lean, kernels: cls(lean, capture=False)))
+    """Every decoder backend chosen from now on with the kernels on is the CUDA-graph backend,
+    its static functions run eagerly (GraphBackend(capture=False))."""
+    choose = backends.choose
+    monkeypatch.setattr(backends, "choose", lambda model, lean, kernels: (
+        backends.GraphBackend(model, lean, capture=False) if kernels
+        else choose(model, lean, kernels)))
 
 
 def encode(model, lengths, seed):
@@ -113,7 +118,7 @@ def test_source_bucket(length, bucket):
 @torch.no_grad()
 def test_speculative_through_static_calls_equals_stock(target, draft, gen, lengths, prefix_size):
     """Speculative greedy (rows at different lengths too; the draft's whole propose() as one
-    static function where it has no stop rule, prefix or n-gram blocking, graph_draft.py):
+    static function where it has no stop rule, prefix or n-gram blocking, graph_steps.py):
     stock's tokens, and the static functions did serve the target and the draft."""
     served = []
     replay = StepGraphs.replay
@@ -132,17 +137,23 @@ def test_speculative_through_static_calls_equals_stock(target, draft, gen, lengt
 
 
 def test_switches(monkeypatch):
-    """FAIRSEQ_FAST_CUDA_GRAPHS=0 and --no-fast-linear (kernels=False) build no graphs; without a
-    GPU neither does anything else."""
+    """A CUDA model gets the graph backend; FAIRSEQ_FAST_CUDA_GRAPHS=0 and --no-fast-linear
+    (kernels=False) do not, and without a GPU nothing does."""
     model = translation_model(TASK, layers=1, dim=16, heads=2)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert LeanDecoder(model.decoder).graphs is not None
-    assert LeanDecoder(model.decoder, kernels=False).graphs is None
+    weight = SimpleNamespace(device=torch.device("cuda", 0), dtype=torch.float32)
+    on_gpu = SimpleNamespace(decoder=model.decoder, parameters=lambda: iter([weight]))
+
+    def kind(kernels=True):
+        return backends.choose(on_gpu, LeanDecoder(model.decoder, kernels=kernels),
+                               kernels).name
+    assert kind() == "cuda-graphs"
+    assert kind(kernels=False) == "torch"
     monkeypatch.setenv("FAIRSEQ_FAST_CUDA_GRAPHS", "0")
-    assert LeanDecoder(model.decoder).graphs is None
+    assert kind() == "torch"
     monkeypatch.setenv("FAIRSEQ_FAST_CUDA_GRAPHS", "1")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert LeanDecoder(model.decoder).graphs is None
+    assert kind() == "torch"
     assert cuda_graphs.enabled()
 
 
@@ -151,16 +162,16 @@ def test_weight_change_drops_graphs():
     """A graph reads the weights it was captured on: a new batch after a weight changed in
     place drops every graph."""
     model = translation_model(TASK, layers=1, dim=16, heads=2)
-    lean = LeanDecoder(model.decoder, kernels=False)
-    graphs = StepGraphs(lean, capture=False)
-    lean.graphs = graphs
+    backend = backends.GraphBackend(model.double(), LeanDecoder(model.decoder),
+                                    capture=False)
+    graphs = backend.graphs
     enc = encode(model, [4], seed=0)
-    state = lean.init_state(enc, 1, 32, torch.float64, torch.device("cpu"))
-    graphs.run(state, torch.full((1, 1), DICT.eos()))
-    lean.init_state(enc, 1, 32, torch.float64, torch.device("cpu"))
+    state = backend.init_state(enc, 1, 32)
+    backend.forward(state, torch.full((1, 1), DICT.eos()))
+    backend.init_state(enc, 1, 32)
     assert len(graphs.graphs) == 1  # same weights: kept
     model.decoder.layers[0].fc1.weight.mul_(2)  # in place, as load_state_dict copies
-    lean.init_state(enc, 1, 32, torch.float64, torch.device("cpu"))
+    backend.init_state(enc, 1, 32)
     assert len(graphs.graphs) == 0
 
 
@@ -195,7 +206,7 @@ def test_a_graph_drafted_window_ends_at_its_eos(monkeypatch):
     spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=4,
                                         max_len_b=6)
     spec.generate([target], source_batch(DICT, [5], seed=1))
-    assert any(key[0] == "draft" for key in spec.proposer.lean.graphs.graphs)
+    assert any(key[0] == "draft" for key in spec.proposer.backend.graphs.graphs)
     # EOS first, or second where min_len bans it at the first step: not all four a round
     assert spec.stats.proposed <= 2 * spec.stats.row_rounds
 
@@ -217,7 +228,7 @@ def test_a_draft_graph_serves_every_max_len(monkeypatch):
         got = spec.generate([target], sample)[0][0]["tokens"]
         assert torch.equal(got, stock_greedy(target, sample, max_len_b=max_len_b))
         assert len(got) == max_len_b + 1
-    drafts = [key for key in spec.proposer.lean.graphs.graphs if key[0] == "draft"]
+    drafts = [key for key in spec.proposer.backend.graphs.graphs if key[0] == "draft"]
     # no two graphs differ in their edits alone (the cache grows within the first sentence:
     # that is a new buffer, so a new key)
     assert drafts and len(drafts) == len({key[:3] + key[4:] for key in drafts})

@@ -371,10 +371,10 @@ def test_switches_give_fairseq_its_own_parts(monkeypatch):
     assert type(off.repeat_ngram_blocker).__name__ == "NGramRepeatBlock"
     no_prefill = TASK.build_generator([model], gen_args(no_fast_prefill=True))
     assert isinstance(no_prefill.model, FastEnsembleModel) and not no_prefill.model.prefill
-    assert ours.model.lean[0].linear.enabled  # packed linears (packed_linear.py) by default
+    assert ours.model.backends[0].lean.linear.enabled  # packed linears (packed_linear.py) by default
     no_linear = TASK.build_generator([model], gen_args(no_fast_linear=True))
     assert isinstance(no_linear.model, FastEnsembleModel)
-    assert not no_linear.model.lean[0].linear.enabled
+    assert not no_linear.model.backends[0].lean.linear.enabled
     # plain beam search runs the own loop (beam_search.py); --no-fast-beam and other searches
     # run fairseq's _generate
     from fairseq_fast.generators import beam_search
@@ -396,9 +396,9 @@ def test_prefill_runs_the_prefix_in_one_pass(monkeypatch):
     calls = []
     original = LeanDecoder.forward
 
-    def spy(self, state, tokens, need_attn=False):
+    def spy(self, state, tokens, *args, **kwargs):
         calls.append(tokens.size(1))
-        return original(self, state, tokens, need_attn)
+        return original(self, state, tokens, *args, **kwargs)
 
     monkeypatch.setattr(LeanDecoder, "forward", spy)
     model = translation_model(TASK, seed=2, eos_bias=-8.0)

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from fairseq_fast.kernels import small_gemm
+from fairseq_fast.decoding.backends import FusedBackend, TorchBackend, decoder_backend
 from fairseq_fast.decoding.fused_layer import FusedLayers, layer_supported
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from model_factory import (DummyTask, language_model, make_dictionary, source_batch,
@@ -24,7 +25,7 @@ def _close(a, b, tol=1e-5):
     return bool(((a - b).abs().max() / b.abs().max().clamp(min=1.0)) < tol)
 
 
-def _drive(model, lean, sample, group=1):
+def _drive(model, backend, sample, group=1):
     """Prefill 4 inputs, roll rows back to different lengths, verify a 3-token window, one
     single-token step, then a step after the batch kept only its last and first sentences (in
     that order) and one after the first one's beams swapped places: the logits of all five calls and
@@ -33,41 +34,41 @@ def _drive(model, lean, sample, group=1):
     enc = None
     if sample is not None:
         enc = model.encoder.forward_torchscript(sample["net_input"])
-    state = lean.init_state(enc, bsz, 8, torch.float32, torch.device("cpu"))  # grows to 16
+    state = backend.init_state(enc, bsz, 8)  # grows to 16
     tokens = torch.randint(4, 40, (bsz, 12), generator=torch.Generator().manual_seed(bsz))
-    out = [lean.forward(state, tokens[:, :4])]
-    state.rollback_to(torch.arange(bsz) % 3 + 2)  # rows at 2, 3, 4, 2, ... inputs
-    out.append(lean.forward(state, tokens[:, 4:7]))
-    out.append(lean.forward(state, tokens[:, 7:8]))
+    out = [backend.forward(state, tokens[:, :4])]
+    backend.rollback(state, torch.arange(bsz) % 3 + 2)  # rows at 2, 3, 4, 2, ... inputs
+    out.append(backend.forward(state, tokens[:, 4:7]))
+    out.append(backend.forward(state, tokens[:, 7:8]))
     beams, last = torch.arange(group), bsz - group
     kept = torch.cat([last + beams, beams])  # last and first sentences: rows leave, K/V move
     state.select_rows(kept)
-    out.append(lean.forward(state, tokens[kept, 8:9]))
+    out.append(backend.forward(state, tokens[kept, 8:9]))
     swapped = torch.cat([beams.flip(0), group + beams])  # same size: beams change places
     state.select_rows(swapped)
-    out.append(lean.forward(state, tokens[kept[swapped], 9:10]))
+    out.append(backend.forward(state, tokens[kept[swapped], 9:10]))
     used = int(state.lengths.max())
     return out, state.self_k[:, :, :, :used], state.lengths
 
 
-def _lean(model, path: str):
-    """A lean decoder on the whole-decoder call (fused_decoder.py), on the fused layers or on
-    the Python layer path, counting the calls of the C path it is on; returns it and the list
-    that grows by one per call."""
-    lean = LeanDecoder(model.decoder)
-    assert lean.fused_layers is not None and lean.fused_decoder is not None
+def _backend(model, path: str):
+    """The C backend on its whole-decoder call (fused_decoder.py) or on its fused layers only,
+    or the torch backend (the Python layer path), counting the calls of the C path it is on;
+    returns it and the list that grows by one per call."""
+    backend = decoder_backend(model)
+    assert isinstance(backend, FusedBackend) and backend.whole is not None
     calls = []
     if path == "whole":
-        real_whole = lean.fused_decoder.forward
-        lean.fused_decoder.forward = lambda *a: calls.append(1) or real_whole(*a)
+        real_whole = backend.whole.forward
+        backend.whole.forward = lambda *a: calls.append(1) or real_whole(*a)
     else:
-        lean.fused_decoder = None
+        backend.whole = None
     if path == "layers":
-        real = lean.fused_layers.run
-        lean.fused_layers.run = lambda *a: calls.append(1) or real(*a)
+        real = backend.layers.run
+        backend.layers.run = lambda *a: calls.append(1) or real(*a)
     elif path == "python":
-        lean.fused_layers = None
-    return lean, calls
+        backend = TorchBackend(model, backend.lean)
+    return backend, calls
 
 
 def _both_paths(model, sample, group=1):
@@ -76,8 +77,8 @@ def _both_paths(model, sample, group=1):
     results = {}
     with torch.no_grad():
         for path in ("layers", "python", "whole"):
-            lean, calls = _lean(model, path)
-            results[path] = _drive(model, lean, sample, group)
+            backend, calls = _backend(model, path)
+            results[path] = _drive(model, backend, sample, group)
             assert len(calls) == (0 if path == "python" else 5)
     return results["layers"], results["python"], results["whole"]
 
@@ -114,15 +115,15 @@ def test_language_model_layers_in_one_call_match_the_python_path(normalize_befor
         assert _close(a, b) and _close(c, b)
 
 
-def _drive_beams(model, lean, sample, group, origins):
+def _drive_beams(model, backend, sample, group, origins):
     """fairseq's generator's way (every row at one length, attention weights wanted): prefill
     3 inputs, steps after beams copy beams, after the first sentence finished (rows leave)
     and past the capacity (growth). Logits and attention of every call."""
     bsz = sample["net_input"]["src_tokens"].size(0) * group
     enc = model.encoder.forward_torchscript(sample["net_input"])
-    state = lean.init_state(enc, bsz, 4, torch.float32, torch.device("cpu"), origins=origins)
+    state = backend.init_state(enc, bsz, 4, origins=origins)
     tokens = torch.randint(4, 40, (bsz, 8), generator=torch.Generator().manual_seed(bsz))
-    out = [lean.forward(state, tokens[:, :3], need_attn=True)]
+    out = [backend.forward(state, tokens[:, :3], need_attn=True)]
     order = torch.arange(bsz).view(-1, group)
     order = torch.cat([order[:, :1], order[:, :-1]], dim=1).flatten()  # beam 0 copied, shifted
     rows = torch.arange(bsz)
@@ -130,7 +131,7 @@ def _drive_beams(model, lean, sample, group, origins):
         if new is not None:
             state.select_rows(new)
             rows = rows[new]
-        out.append(lean.forward(state, tokens[rows, 3 + step:4 + step], need_attn=True))
+        out.append(backend.forward(state, tokens[rows, 3 + step:4 + step], need_attn=True))
     assert state.capacity == 8  # grown
     return out
 
@@ -149,8 +150,8 @@ def test_beam_search_steps_in_one_call_match_the_python_path(normalize_before, g
     runs = {}
     with torch.no_grad():
         for fused, origins in ((True, True), (False, True), (False, False)):
-            lean, calls = _lean(model, "layers" if fused else "python")
-            runs[fused, origins] = _drive_beams(model, lean, sample, group, origins)
+            backend, calls = _backend(model, "layers" if fused else "python")
+            runs[fused, origins] = _drive_beams(model, backend, sample, group, origins)
             assert len(calls) == (5 if fused else 0)
     for other in ((False, True), (False, False)):
         for (logits, attn), (logits_ref, attn_ref) in zip(runs[True, True], runs[other]):
@@ -159,36 +160,36 @@ def test_beam_search_steps_in_one_call_match_the_python_path(normalize_before, g
 
 
 def test_where_the_fused_layers_are_not_taken():
-    """Float64, gradients, more rows than the kernel takes,
-    --no-fast-linear (kernels=False), layers of another kind: the Python path."""
+    """Float64, gradients, more rows than the kernel takes, --no-fast-linear (kernels=False),
+    layers of another kind: the torch backend, or the C backend's Python path."""
     model = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
-    lean = LeanDecoder(model.decoder)
-    fused = lean.fused_layers
-    assert fused is not None
-    x = torch.zeros(2, 3, 32)
+    backend = decoder_backend(model)
+    assert isinstance(backend, FusedBackend)
+    fused, lean = backend.layers, backend.lean
     with torch.no_grad():
-        assert fused.usable(x, 6) == small_gemm.available()
-        assert not fused.usable(x.double(), 6)
-        assert not fused.usable(x, 161)
+        assert fused.ready(6) == small_gemm.available()
+        assert not fused.ready(161)
         lean.linear.kernel = False  # matmuls kept off the kernel (benchmark_linear's oneDNN row)
-        assert not fused.usable(x, 6)
+        assert not fused.ready(6)
         lean.linear.kernel = True
     with torch.enable_grad():
-        assert not fused.usable(x, 6)
-    assert LeanDecoder(model.decoder, kernels=False).fused_layers is None
+        assert not fused.ready(6)
+    assert decoder_backend(model, kernels=False).name == "torch"
     gelu = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
     gelu.decoder.layers[1].activation_fn = F.gelu
     assert not layer_supported(gelu.decoder.layers[1])
     assert layer_supported(gelu.decoder.layers[0])
     assert FusedLayers.build(list(gelu.decoder.layers), lean.linear) is None
-    double = LeanDecoder(model.double().decoder)
-    assert double.fused_layers is not None  # built, not usable: its weights are never packed
-    double.fused_layers.refresh = lambda: pytest.fail("float64 weights packed for the kernel")
+    assert decoder_backend(gelu).name == "torch"
     with torch.no_grad():
         sample = source_batch(DICT, [5, 4], seed=0)
-        enc = model.encoder.forward_torchscript(sample["net_input"])
-        state = double.init_state(enc, 2, 8, torch.float64, torch.device("cpu"))
-        assert double.forward(state, torch.full((2, 2), 5)).dtype == torch.float64
+        # a model turned float64 after its backend was chosen: the C layers are not taken,
+        # and its float64 weights are never packed for the kernel
+        backend.layers.refresh = lambda: pytest.fail("float64 weights packed for the kernel")
+        model.double()
+        state = backend.init_state(model.encoder.forward_torchscript(sample["net_input"]), 2, 8)
+        assert backend.forward(state, torch.full((2, 2), 5)).dtype == torch.float64
+        assert decoder_backend(model).name == "torch"
 
 
 @needs_kernel
@@ -201,30 +202,28 @@ def test_where_the_whole_decoder_call_is_taken():
     with torch.no_grad():
         enc = model.encoder.forward_torchscript(sample["net_input"])
 
-        def calls(lean, origins=False, need_attn=False, dtype=torch.float32):
+        def calls(backend, origins=False, need_attn=False):
             counted = []
-            if lean.fused_decoder is not None:
-                real = lean.fused_decoder.forward
-                lean.fused_decoder.forward = lambda *a: counted.append(1) or real(*a)
-            state = lean.init_state(enc, 2, 8, dtype, torch.device("cpu"), origins=origins)
-            lean.forward(state, torch.full((2, 3), 5), need_attn=need_attn)
+            whole = getattr(backend, "whole", None)
+            if whole is not None:
+                real = whole.forward
+                whole.forward = lambda *a: counted.append(1) or real(*a)
+            state = backend.init_state(enc, 2, 8, origins=origins)
+            backend.forward(state, torch.full((2, 3), 5), need_attn=need_attn)
             return len(counted)
 
-        assert calls(LeanDecoder(model.decoder)) == 1
-        assert calls(LeanDecoder(model.decoder), need_attn=True) == 0
-        assert calls(LeanDecoder(model.decoder), origins=True) == 0
-        off = LeanDecoder(model.decoder)
-        off.fused_layers = None
-        assert calls(off) == 0
-        assert LeanDecoder(model.decoder, kernels=False).fused_decoder is None
+        assert calls(decoder_backend(model)) == 1
+        assert calls(decoder_backend(model), need_attn=True) == 0
+        assert calls(decoder_backend(model), origins=True) == 0
+        assert decoder_backend(model, kernels=False).name == "torch"
         projected = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64,
                                       dtype=torch.float32)
         projected.decoder.project_out_dim = torch.nn.Linear(32, 32, bias=False)
-        assert LeanDecoder(projected.decoder).fused_decoder is None
+        assert decoder_backend(projected).whole is None
         double = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64,
                                    dtype=torch.float64)
         enc = double.encoder.forward_torchscript(sample["net_input"])
-        assert calls(LeanDecoder(double.decoder), dtype=torch.float64) == 0
+        assert calls(decoder_backend(double)) == 0
 
 
 @needs_kernel
@@ -242,15 +241,15 @@ def test_ragged_rows_score_their_own_inputs(path):
         enc = model.encoder.forward_torchscript(sample["net_input"])
 
         def run(ragged):
-            lean, _ = _lean(model, path)
-            state = lean.init_state(enc, 3, 16, torch.float32, torch.device("cpu"))
-            lean.forward(state, tokens[:, :4])
-            state.rollback_to(torch.tensor([4, 2, 3]))
-            window = lean.forward(state, tokens[:, 4:7], counts=counts if ragged else None)
-            inputs = lean.last_inputs
+            backend, _ = _backend(model, path)
+            state = backend.init_state(enc, 3, 16)
+            backend.forward(state, tokens[:, :4])
+            backend.rollback(state, torch.tensor([4, 2, 3]))
+            window = backend.forward(state, tokens[:, 4:7], counts=counts if ragged else None)
+            inputs = backend.last_inputs
             lengths = state.lengths.clone()
-            state.rollback_to(torch.tensor([4, 2, 3]) + counts)
-            nxt = lean.forward(state, tokens[:, 7:8])
+            backend.rollback(state, torch.tensor([4, 2, 3]) + counts)
+            nxt = backend.forward(state, tokens[:, 7:8])
             return window, inputs, lengths, nxt
 
         window, inputs, lengths, nxt = run(ragged=True)
@@ -281,13 +280,12 @@ def test_changed_weights_are_used(change):
     by a new one (module.weight = Parameter(...))."""
     model = translation_model(TASK, layers=1, dim=64, heads=4, ffn=128, dtype=torch.float32)
     sample = source_batch(DICT, [6, 4], seed=0)
-    lean = LeanDecoder(model.decoder)
-    ref = LeanDecoder(model.decoder)
-    ref.fused_layers = ref.fused_decoder = None
+    backend = decoder_backend(model)
+    ref = TorchBackend(model, LeanDecoder(model.decoder))
     with torch.no_grad():
-        before = _drive(model, lean, sample)[0][0]
+        before = _drive(model, backend, sample)[0][0]
         change(model.decoder.layers[0])
-        after = _drive(model, lean, sample)[0][0]
+        after = _drive(model, backend, sample)[0][0]
         assert not _close(after, before, 1e-3)
         assert _close(after, _drive(model, ref, sample)[0][0])
 
@@ -403,11 +401,11 @@ def test_strict_mode_refuses_fused_calls_that_would_go_out_of_bounds():
 
     assert calls.STRICT
     model = translation_model(TASK, layers=2, dim=32, heads=2, ffn=64, dtype=torch.float32)
-    lean = LeanDecoder(model.decoder)
+    backend = decoder_backend(model)
     sample = source_batch(DICT, [5, 3])
     enc = model.encoder.forward_torchscript(sample["net_input"])
-    state = lean.init_state(enc, 2, 8, torch.float32, torch.device("cpu"))
-    whole = lean.fused_decoder
+    state = backend.init_state(enc, 2, 8)
+    whole = backend.whole
     tokens = torch.tensor([[4, 5], [6, 7]])
     assert whole.forward(state, tokens, 2).shape == (2, 2, len(DICT))
     with pytest.raises(calls.KernelArgumentError, match="gd_forward_f32: tokens holds"):
@@ -416,7 +414,7 @@ def test_strict_mode_refuses_fused_calls_that_would_go_out_of_bounds():
         state.lengths = torch.tensor([7, 0])  # 7 + 2 inputs past a capacity of 8
         whole.forward(state, tokens, 9)
     state.lengths = torch.tensor([0, 0])
-    layers = lean.fused_layers
+    layers = backend.layers
     caches, crosses, pad = layers._state_args(state, 2)
     x = torch.randn(2, 1, 32)
     layers.refresh()

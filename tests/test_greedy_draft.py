@@ -153,7 +153,7 @@ def test_drafts_that_c_cannot_take_are_refused_up_front():
     log-probs are not fairseq's log_softmax (the argmax could differ) or a layer norm without
     an affine part keeps the Python steps."""
     plain = draft_model(dict(layers=1, dim=16, heads=2, seed=1))
-    assert GreedySteps.build(plain, DraftModelProposer(plain, None).lean) is not None
+    assert isinstance(DraftModelProposer(plain, None).steps, GreedySteps)
 
     class Tempered(type(plain)):
         def get_normalized_probs(self, net_output, log_probs, sample=None):
@@ -161,7 +161,8 @@ def test_drafts_that_c_cannot_take_are_refused_up_front():
 
     tempered = draft_model(dict(layers=1, dim=16, heads=2, seed=1))
     tempered.__class__ = Tempered
-    assert not greedy_steps.steps_supported(tempered, DraftModelProposer(plain, None).lean)
+    assert not greedy_steps.stock_normalization(tempered)
+    assert DraftModelProposer(tempered, None).steps is None
     bare = draft_model(dict(layers=1, dim=16, heads=2, seed=1))
     bare.decoder.layer_norm = torch.nn.LayerNorm(16, elementwise_affine=False)
     assert DraftModelProposer(bare, None).steps is None

@@ -338,16 +338,16 @@ def test_float32_generation_with_packed_linears_equals_stock(seed):
     stock = SequenceGenerator([target], DICT, beam_size=1, max_len_b=20)
     spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=4,
                                         max_len_b=20)
-    assert spec.target.linear.enabled and spec.proposer.lean.linear.enabled
-    assert spec.target.fused_attention and spec.proposer.lean.fused_attention
+    assert spec.target.lean.linear.enabled and spec.proposer.backend.lean.linear.enabled
+    assert spec.target.lean.fused_attention and spec.proposer.backend.lean.fused_attention
     _same(_hypos(spec, target, sample), _hypos(stock, target, sample))
     stock5 = SequenceGenerator([target], DICT, beam_size=5, max_len_b=20)
     fast5 = FastSequenceGenerator([target], DICT, fast=FastDefaults(), beam_size=5, max_len_b=20)
-    assert fast5.model.lean[0].linear.enabled
+    assert fast5.model.backends[0].lean.linear.enabled
     _same(_hypos(fast5, target, sample), _hypos(stock5, target, sample))
     off = FastSequenceGenerator([target], DICT, fast=FastDefaults(kernels=False), beam_size=5,
                                 max_len_b=20)
-    assert not off.model.lean[0].linear.enabled
+    assert not off.model.backends[0].lean.linear.enabled
 
 
 @needs_kernel

@@ -10,7 +10,7 @@ import torch
 
 from fairseq_fast.decoding import fused_layer
 from fairseq_fast.decoding.fused_layer import FusedEncoder
-from fairseq_fast.decoding.lean_decoder import LeanDecoder
+from fairseq_fast.decoding.backends import decoder_backend
 from fairseq_fast.generators.fast import FastSequenceGenerator
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 from fairseq_fast.kernels import loader, small_gemm
@@ -123,13 +123,12 @@ def _outputs(model, sample):
         [model], sample)
     spec = SpeculativeSequenceGenerator([model], DICT, draft_model=model, draft_len=3,
                                         max_len_b=12).generate([model], sample)
-    lean = LeanDecoder(model.decoder)
+    backend = decoder_backend(model)
     bsz = sample["net_input"]["src_tokens"].size(0)
-    state = lean.init_state(model.encoder.forward_torchscript(sample["net_input"]), bsz, 16,
-                            torch.float32, torch.device("cpu"))
+    state = backend.init_state(model.encoder.forward_torchscript(sample["net_input"]), bsz, 16)
     tokens = torch.randint(4, 40, (bsz, 6), generator=torch.Generator().manual_seed(1))
-    logits = [lean.forward(state, tokens[:, :5]), lean.forward(state, tokens[:, 5:6])]
-    modes = {s.sparse_ffn for s in lean.fused_layers._structs}
+    logits = [backend.forward(state, tokens[:, :5]), backend.forward(state, tokens[:, 5:6])]
+    modes = {s.sparse_ffn for s in backend.layers._structs}
     hyps = [(h["tokens"], h["score"], h["positional_scores"])
             for out in (beam, spec) for sentence in out for h in sentence]
     return [enc, *logits, *[t for h in hyps for t in h]], modes
@@ -163,8 +162,7 @@ def test_environment_switch_and_a_weight_that_is_not_finite(monkeypatch):
     changes); an fc2 weight with an infinity never skips (0 x inf is NaN, a skip would not
     be)."""
     model = _model(True)
-    lean = LeanDecoder(model.decoder)
-    layers = lean.fused_layers
+    layers = decoder_backend(model).layers
     with torch.no_grad():
         monkeypatch.delenv(fused_layer.SPARSE_FFN_ENV, raising=False)
         layers.refresh()

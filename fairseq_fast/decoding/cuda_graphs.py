@@ -1,7 +1,7 @@
 """Decoder calls on a GPU replayed from CUDA graphs, for the lean decoder.
 
-    graphs = StepGraphs.build(lean, kernels)             # None: off (see `enabled`)
-    if graphs is not None and graphs.usable(state, tokens):
+    graphs = StepGraphs(lean)                            # backends.GraphBackend's
+    if graphs.usable(state, tokens):
         logits = graphs.run(state, tokens, need_attn)    # the caller advances state.lengths
 
 A lean decoder step at batch 1 launches well over a hundred small CUDA kernels that keep the GPU
@@ -21,8 +21,8 @@ source length bucket) combination, across steps, sentences and batches:
 - outputs: cloned out of the graph's memory (graphs share one memory pool, so a graph's
   intermediates may lie where another's outputs were).
 
-`replay` serves any such function of the state: speculative/graph_draft.py records a greedy
-draft's whole propose() with it. Where a call does not fit (a cache that records origins, more
+`replay` serves any such function of the state: graph_steps.py records a greedy draft's whole
+propose() with it. Where a call does not fit (a cache that records origins, more
 than MAX_INPUTS inputs a row, autograd, another GPU than the current one), forward's ordinary
 path runs. A graph is captured on its key's first call (after one eager run of the same
 function, which initialises cuBLAS and what the pass caches); the least recently used one goes
@@ -30,7 +30,7 @@ when there are MAX_GRAPHS, and all go when a decoder weight changes (a grown pos
 kept for the graphs that read the old one).
 
 `FAIRSEQ_FAST_CUDA_GRAPHS=0` switches graphs off, as does --no-fast-linear (torch's ops one at a
-time everywhere).
+time everywhere): backends.choose then picks another backend.
 """
 import dataclasses
 import os
@@ -88,20 +88,17 @@ class StepGraphs:
         self.keep = []  # position tables graphs read (a grown table replaces the module's)
         self.replays = 0  # calls served here (tests and benchmarks read it)
 
-    @classmethod
-    def build(cls, lean, kernels: bool) -> Optional["StepGraphs"]:
-        """Graphs for `lean` where CUDA is available, the switch is on and the lean decoder
-        runs the plugin's kernels (kernels)."""
-        if not kernels or not enabled() or not torch.cuda.is_available():
-            return None
-        return cls(lean)
-
     def usable(self, state: DecoderState, tokens: Tensor) -> bool:
         """Whether a call on `state` with inputs `tokens` [B, n] is served here."""
-        if state.origin is not None or tokens.size(1) > MAX_INPUTS or torch.is_grad_enabled():
+        return self.fits(state, tokens.size(1))
+
+    def fits(self, state: DecoderState, width: int) -> bool:
+        """Whether a call on `state` of `width` inputs per row is served here."""
+        if state.origin is not None or width > MAX_INPUTS or torch.is_grad_enabled():
             return False
-        return not self.capture or (tokens.device.type == "cuda"
-                                    and tokens.device.index == torch.cuda.current_device())
+        device = state.lengths.device
+        return not self.capture or (device.type == "cuda"
+                                    and device.index == torch.cuda.current_device())
 
     def new_batch(self) -> None:
         """Drop every graph if a decoder weight changed since they were captured (called once

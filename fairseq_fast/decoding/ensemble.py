@@ -3,7 +3,8 @@
 fairseq's SequenceGenerator talks to its models only through an EnsembleModel: forward_encoder,
 reorder_encoder_out, forward_decoder (one new token per row per step) and
 reorder_incremental_state. This subclass answers the same calls from a `DecoderState`
-(decoder_state.py, the cache the speculative and BiLD generators use) driven by `LeanDecoder`:
+(decoder_state.py, the cache the speculative and BiLD generators use) driven by each model's
+`DecoderBackend` (backends.py), through its interface only:
 
   * self-attention K/V preallocated and written in place (no per-step torch.cat);
   * encoder output and encoder-decoder K/V kept once per source sentence, shared by its beams
@@ -30,10 +31,9 @@ import torch
 from fairseq.sequence_generator import EnsembleModel, EnsembleModelWithAlignment
 from torch import Tensor
 
+from fairseq_fast.decoding.backends import DecoderBackend, GreedyStepper, decoder_backend
 from fairseq_fast.decoding.decoder_state import DecoderState, initial_capacity
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
-from fairseq_fast.decoding.greedy_steps import GreedySteps
-from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.model_gate import ensemble_refusal, layerdrop_draws, log_once
 from fairseq_fast.decoding.step_rules import StepRules
 
@@ -51,8 +51,9 @@ def _is_identity(order: Tensor, size: int) -> bool:
 
 @dataclass(frozen=True)
 class LookAhead:
-    """A greedy batch's steps ahead: the model's C greedy steps and the batch's step rules."""
-    steps: GreedySteps
+    """A greedy batch's steps ahead: the model's greedy steps (FastEnsembleModel.greedy_steps)
+    and the batch's step rules."""
+    steps: GreedyStepper
     rules: StepRules
 
 
@@ -76,15 +77,15 @@ class FastEnsembleModel(EnsembleModel):
     def __init__(self, models, prefill: bool = True, kernels: bool = True):
         super().__init__(models)
         # models model_gate.py passes (fast_ensemble() asks it); kernels: the plugin's
-        # kernels in the lean decoders (LeanDecoder, --no-fast-linear)
-        self.lean = [LeanDecoder(m.decoder, kernels=kernels) for m in models]
+        # kernels (backends.py, --no-fast-linear)
+        self.backends: List[DecoderBackend] = [decoder_backend(m, kernels=kernels)
+                                               for m in models]
         # each encoder in C calls where it runs (float32 CPU, kernels on), else fairseq's
-        self.encoders = [FusedEncoder.build(getattr(m, "encoder", None), lean.linear)
-                         for m, lean in zip(models, self.lean)]
+        self.encoders = [FusedEncoder.build(getattr(m, "encoder", None), backend.lean.linear)
+                         for m, backend in zip(models, self.backends)]
         self.prefill = prefill
         self._prefix: Optional[Tensor] = None  # the batch's forced prefix (begin_batch)
         self._look_ahead: Optional[LookAhead] = None  # the batch's greedy steps (begin_batch)
-        self._greedy_steps = None  # GreedySteps of the single model, built on first use
         self._group = 1  # rows per source sentence in the generator's layout (its beam size)
         self._expanded = False
         self._ahead: Optional[ScoresAhead] = None
@@ -106,11 +107,13 @@ class FastEnsembleModel(EnsembleModel):
         forced prefix [B, m] (prefill) and the greedy look-ahead. begin_batch() clears both."""
         self._prefix, self._look_ahead = prefix, look_ahead
 
-    def greedy_steps(self) -> Optional[GreedySteps]:
-        """The single model's C greedy steps (greedy_steps.py), or None where they do not run."""
-        if self._greedy_steps is None and self.models_size == 1:
-            self._greedy_steps = GreedySteps.build(self.models[0], self.lean[0]) or False
-        return self._greedy_steps or None
+    def greedy_steps(self) -> Optional[GreedyStepper]:
+        """The single model's greedy steps that keep every step's scores (its backend's), or
+        None where there are none (ensembles, backends without them)."""
+        if self.models_size != 1:
+            return None
+        steps = self.backends[0].greedy_steps
+        return steps if steps is not None and steps.keeps_scores else None
 
     # -- encoder ------------------------------------------------------------------------------
     def forward_encoder(self, net_input):
@@ -173,8 +176,8 @@ class FastEnsembleModel(EnsembleModel):
                     # contiguous, as stock's: searches view() it, and the generator edits it
                     return (lprobs[:, j].contiguous(),
                             None if attn is None else attn[:, j].contiguous())
-            for states in incremental_states:
-                states[STATE].rollback_to(torch.full_like(states[STATE].lengths, step))
+            for backend, states in zip(self.backends, incremental_states):
+                backend.rollback(states[STATE], torch.full_like(states[STATE].lengths, step))
             self._ahead = None
         if step == 0:
             feed = self._prefill_inputs(tokens)
@@ -205,10 +208,10 @@ class FastEnsembleModel(EnsembleModel):
         state = self._state(0, rows, encoder_outs, incremental_states)
         if not steps.usable(state, rows):
             return None
-        model, lean = self.models[0], self.lean[0]
+        model, backend = self.models[0], self.backends[0]
         drafts, scores, attn = steps.run_scored(state, feed, step, k, rules,
-                                                lean.has_cross_attention)
-        logits = lean._scatter(scores)
+                                                backend.has_cross_attention)
+        logits = backend.scores_to_logits(scores)
         lprobs = model.get_normalized_probs((logits, None), log_probs=True, sample=None)
         return ScoresAhead(step, torch.cat([feed, drafts[:, :-1]], dim=1), lprobs, attn,
                            every_row=True)
@@ -232,12 +235,12 @@ class FastEnsembleModel(EnsembleModel):
         combined as fairseq's EnsembleModel combines them."""
         log_probs: List[Tensor] = []
         avg_attn: Optional[Tensor] = None
-        for i, (model, lean) in enumerate(zip(self.models, self.lean)):
+        for i, (model, backend) in enumerate(zip(self.models, self.backends)):
             state = self._state(i, feed.size(0), encoder_outs, incremental_states)
-            if lean.has_cross_attention and state.cross_k:
-                logits, attn = lean.forward(state, feed, need_attn=True)
+            if backend.has_cross_attention and state.cross_k:
+                logits, attn = backend.forward(state, feed, need_attn=True)
             else:
-                logits, attn = lean.forward(state, feed), None
+                logits, attn = backend.forward(state, feed), None
             if temperature != 1.0:  # x / 1 is x: skip a pass over [N, V]
                 logits = logits.div_(temperature)
             probs = model.get_normalized_probs((logits, None), log_probs=True, sample=None)
@@ -260,7 +263,7 @@ class FastEnsembleModel(EnsembleModel):
         """Model i's decoder state, made at the batch's first decoder call."""
         state = incremental_states[i].get(STATE)
         if state is None:
-            model, lean = self.models[i], self.lean[i]
+            model, backend = self.models[i], self.backends[i]
             param = next(model.parameters())
             encoder_out = encoder_outs[i] if self.has_encoder() else None
             last = self._last[i]
@@ -270,11 +273,10 @@ class FastEnsembleModel(EnsembleModel):
             # place
             source = (encoder_out or {}).get("encoder_out")  # [S, B, C] in a list
             src_len = source[0].size(0) if source else 0
-            state = lean.init_state(encoder_out, rows, initial_capacity(src_len),
-                                    param.dtype, param.device,
-                                    origins=(param.device.type == "cpu"
-                                             and not self._looks_ahead(rows)),
-                                    reuse=None if last is None else last.buffers)
+            state = backend.init_state(encoder_out, rows, initial_capacity(src_len),
+                                       origins=(param.device.type == "cpu"
+                                                and not self._looks_ahead(rows)),
+                                       reuse=None if last is None else last.buffers)
             incremental_states[i][STATE] = state
             self._last[i] = state
             self._decoding = True

@@ -1,6 +1,6 @@
 """A whole decoder pass in one C call (csrc/greedy_draft.c), for the lean decoder.
 
-    whole = FusedDecoder.build(lean)                     # None unless the decoder is plain
+    whole = FusedDecoder.build(lean, layers)             # None unless the decoder is plain
     if whole is not None and whole.usable(state, rows):
         scores = whole.forward(state, tokens, total)     # [B, n, N]; the caller advances lengths
 
@@ -29,10 +29,10 @@ from fairseq_fast.kernels import fused
 
 
 def decoder_supported(lean) -> bool:
-    """Whether every part of lean.decoder is one the C decoder computes."""
+    """Whether every part of lean.decoder around its layers is one the C decoder computes."""
     decoder = lean.decoder
     positions = decoder.embed_positions
-    return (lean.fused_layers is not None and type(decoder.embed_tokens) is nn.Embedding
+    return (type(decoder.embed_tokens) is nn.Embedding
             and decoder.quant_noise is None and decoder.project_in_dim is None
             and decoder.project_out_dim is None and decoder.adaptive_softmax is None
             and getattr(decoder, "output_projection", None) is not None
@@ -43,31 +43,26 @@ def decoder_supported(lean) -> bool:
 
 
 class FusedDecoder:
-    def __init__(self, lean):
-        """lean: the LeanDecoder whose weights, fused layers, position table and output
-        weights (a shortlist's when it has one) this reads."""
+    def __init__(self, lean, layers):
+        """lean: the LeanDecoder whose weights, position table and output weights (a
+        shortlist's when it has one) this reads; layers: its FusedLayers, whose per-layer
+        structs this uses."""
         self.lean = lean
+        self.fused = layers
         self._decoder = None  # (what it was built from, the struct, the tensors it points into)
         self._states = None  # (the fused layers' state arguments, the struct array)
         self._work = torch.empty(0)
 
-    @property
-    def fused(self):
-        """The lean decoder's fused layers, whose per-layer structs this uses (switching them
-        off, lean.fused_layers = None, switches this off too)."""
-        return self.lean.fused_layers
-
     @classmethod
-    def build(cls, lean) -> Optional["FusedDecoder"]:
+    def build(cls, lean, layers) -> Optional["FusedDecoder"]:
         if not decoder_supported(lean) or not fused.available("gd_forward_f32"):
             return None
-        return cls(lean)
+        return cls(lean, layers)
 
     def usable(self, state: DecoderState, rows: int) -> bool:
         """Whether a call of `rows` inputs in all (rows x inputs per row) runs here."""
         weight = self.lean.decoder.embed_tokens.weight
-        return (self.fused is not None and state.origin is None
-                and weight.dtype == torch.float32 and self.fused.ready(rows))
+        return (state.origin is None and weight.dtype == torch.float32 and self.fused.ready(rows))
 
     # -- argument structs ---------------------------------------------------------------------
     def decoder_struct(self, positions: int):

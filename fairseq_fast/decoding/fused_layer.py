@@ -2,7 +2,7 @@
 the speculative generator's encoders.
 
     fused = FusedLayers.build(layers, packed_linear)   # None unless every layer is plain
-    if fused is not None and fused.usable(x, rows):
+    if fused is not None and fused.ready(rows):
         fused.run(x, state, start, total)              # x [B, n, C] float32, in place
     encoder_out = encode(model, FusedEncoder.build(model.encoder, packed_linear), net_input)
 
@@ -118,9 +118,6 @@ class FusedLayers:
                 and weight.dtype == torch.float32 and weight.device.type == "cpu"
                 and not torch.is_grad_enabled() and 0 < rows <= KERNEL_MAX_ROWS
                 and small_gemm.available())
-
-    def usable(self, x: Tensor, rows: int) -> bool:
-        return x.dtype == torch.float32 and x.device.type == "cpu" and self.ready(rows)
 
     # -- argument structs ------------------------------------------------------------------
     def _linear_struct(self, weight: Tensor, bias: Optional[Tensor]) -> fused.Linear:

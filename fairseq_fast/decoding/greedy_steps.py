@@ -1,7 +1,7 @@
 """k greedy decoder steps in one C call (csrc/greedy_draft.c): a draft's proposals, and the
 default generator's greedy look-ahead.
 
-    steps = GreedySteps.build(model, lean)         # None unless the model is of that kind
+    steps = GreedySteps.build(model, lean, whole)  # None unless the model is of that kind
     if steps is not None and steps.usable(state, rows, width):
         drafts = steps.run(state, feed, unread, first, k, rules)   # [B, k'] and state advanced
 
@@ -29,6 +29,7 @@ import torch
 from torch import Tensor, nn
 
 from fairseq_fast.decoding.decoder_state import DecoderState
+from fairseq_fast.decoding.fused_decoder import FusedDecoder
 from fairseq_fast.decoding.fused_layer import head_mean
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
@@ -46,24 +47,27 @@ def stock_normalization(model: nn.Module) -> bool:
                if hasattr(type(owner), name))
 
 
-def steps_supported(model: nn.Module, lean: LeanDecoder) -> bool:
-    return lean.fused_decoder is not None and stock_normalization(model)
-
-
 class GreedySteps:
-    def __init__(self, lean: LeanDecoder):
+    keeps_scores = True  # run_logits and run_scored
+    runs_past_eos = False  # the steps stop once every row has proposed EOS
+
+    def __init__(self, lean: LeanDecoder, whole: FusedDecoder):
         self.lean = lean
-        self.whole = lean.fused_decoder  # its gd_decoder and gd_layer_state structs
+        self.whole = whole  # its gd_decoder and gd_layer_state structs
 
     @classmethod
-    def build(cls, model: nn.Module, lean: LeanDecoder) -> Optional["GreedySteps"]:
-        if not steps_supported(model, lean) or not fused.available("gd_greedy_f32"):
+    def build(cls, model: nn.Module, lean: LeanDecoder,
+              whole: Optional[FusedDecoder]) -> Optional["GreedySteps"]:
+        """Steps on the whole-decoder call `whole`, where there is one, the model's log-probs
+        are fairseq's own and the kernel is built."""
+        if (whole is None or not stock_normalization(model)
+                or not fused.available("gd_greedy_f32")):
             return None
-        return cls(lean)
+        return cls(lean, whole)
 
-    def usable(self, state: DecoderState, rows: int) -> bool:
-        """Whether a propose() of `rows` rows (the first step's inputs included) runs here."""
-        return self.whole.usable(state, rows)
+    def usable(self, state: DecoderState, rows: int, width: int = 1) -> bool:
+        """Whether a run of `rows` rows of `width` catch-up inputs each runs here."""
+        return self.whole.usable(state, rows * width)
 
     # -- the steps ----------------------------------------------------------------------------
     def run(self, state: DecoderState, feed: Tensor, unread: Tensor, first: Tensor, k: int,

@@ -19,18 +19,15 @@ extra norms and head scales; with an adaptive softmax the "logits" are the featu
 Anything else is refused by model_gate.py (through `check_supported`) with a reason, never
 approximated.
 """
-from typing import List, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from fairseq_fast.kernels import cpu_attention, loader
-from fairseq_fast.decoding.cuda_graphs import StepGraphs
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.errors import UserError
-from fairseq_fast.decoding.fused_decoder import FusedDecoder
-from fairseq_fast.decoding.fused_layer import FusedLayers
 from fairseq_fast.decoding.model_gate import all_layers, decoder_refusal
 from fairseq_fast.kernels import packed_linear
 
@@ -112,18 +109,32 @@ def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor],
     return (out, probs32) if keep_probs else out
 
 
+class _Pass(NamedTuple):
+    """Where one call's inputs go, as each layer reads it."""
+    rows: Optional[Tensor]  # [B, 1] row indices where row b writes at its own positions[b];
+    #                         None where every row writes slots lo .. lo + n - 1
+    positions: Tensor  # [B, n] the inputs' decoder time steps
+    lo: Optional[int]
+    n: int  # inputs per row
+    total: int  # key slots [0, total) are attended
+    mask: Optional[Tensor]  # the self-attention mask for _attend, or with `fused` the rows'
+    #                         start lengths [B] for cpu_attention.attend
+    fused: bool  # attention through cpu_attention
+
+
 class LeanDecoder:
-    """Stateless view of a fairseq TransformerDecoder's weights; all state lives in DecoderState."""
+    """Stateless view of a fairseq TransformerDecoder's weights; all state lives in DecoderState.
+    Its forward runs torch's ops one at a time: the reference that backends.py's faster ways of
+    launching the same function are checked against."""
 
     def __init__(self, decoder: nn.Module, vocab: Optional[Tensor] = None, kernels: bool = True):
         """vocab: sorted indices of the only tokens to score (a draft's shortlist, see
         draft_vocab.py); the others get logit -inf. None scores every token.
         kernels: matmuls through packed_linear.py (the small-matrix kernel or oneDNN, on weights
-        packed once) where its rule says they are faster, attention through cpu_attention.py,
-        plain layers as one C call each (fused_layer.py) and a plain decoder's whole pass as
-        one (fused_decoder.py) (float32 on CPU), and on a GPU calls replayed from CUDA graphs
-        (cuda_graphs.py); False: torch's F.linear, matmul and softmax everywhere, launched one
-        by one (--no-fast-linear)."""
+        packed once) where its rule says they are faster, and attention through
+        cpu_attention.py (float32 on CPU); False: torch's F.linear, matmul and softmax
+        everywhere (--no-fast-linear). How whole calls are launched is the backend's
+        (backends.py)."""
         check_supported(decoder)
         if vocab is not None and decoder.adaptive_softmax is not None:
             raise UserError("--draft-vocab needs a draft with an output projection (this one "
@@ -133,13 +144,6 @@ class LeanDecoder:
         self.linear = packed_linear.of(decoder, kernels=kernels)  # one per decoder, shared
         self.fused_attention = kernels  # cpu_attention.py where usable (float32 on CPU)
         self.layers = all_layers(decoder.layers)
-        # whole layers in one C call (fused_layer.py) where every layer is of the plain kind
-        self.fused_layers = FusedLayers.build(self.layers, self.linear) if kernels else None
-        # the whole pass in one C call where every part of the decoder is of a kind it has
-        self.fused_decoder = FusedDecoder.build(self)
-        # on a GPU, calls replayed from CUDA graphs (cuda_graphs.py)
-        self.graphs = StepGraphs.build(self, kernels)
-        self.last_inputs = 0  # the inputs the last forward computed (ragged rows: fewer)
         self._shortlist = (None, None)  # (weights' identity, (vocab, rows, bias))
         first = self.layers[0].self_attn
         self.heads = first.num_heads
@@ -160,10 +164,6 @@ class LeanDecoder:
         batch / sentences consecutive rows (its beams) without being copied. origins: rows
         reorder without copying K/V (DecoderState.origin; every row then at one length);
         reuse: an earlier state's K/V buffers (DecoderState.allocate)."""
-        if self.fused_layers is not None:
-            self.fused_layers.new_batch()  # its first call checks for changed weights
-        if self.graphs is not None:
-            self.graphs.new_batch()  # drops its graphs if a weight changed
         cross_k: List[Tensor] = []
         cross_v: List[Tensor] = []
         cross_mask = None
@@ -216,6 +216,18 @@ class LeanDecoder:
         table, offset = self.position_table(limit)
         return table[(positions + offset).clamp(max=table.size(0) - 1)]
 
+    def begin_call(self, state: DecoderState, n: int) -> Tuple[Tensor, int, int]:
+        """Make room in `state` for n more inputs per row and record where they go: (the rows'
+        start lengths [B], the first slot every row writes, max(start) + n)."""
+        start = state.lengths  # [B]
+        starts = start.tolist()
+        lo, hi = min(starts), max(starts)
+        if state.origin is not None and lo != hi:
+            raise RuntimeError("a DecoderState with origins needs every row at one length")
+        state.ensure_capacity(hi + n)
+        state.wrote(lo, n)
+        return start, lo, hi + n
+
     def forward(self, state: DecoderState, tokens: Tensor, need_attn: bool = False,
                 counts: Optional[Tensor] = None):
         """tokens [B, n] -> logits [B, n, V] (features [B, n, C] for an adaptive softmax: what
@@ -228,47 +240,15 @@ class LeanDecoder:
 
         counts [B] (1 <= counts[b] <= n): ragged rows, row b's inputs are its first counts[b]
         tokens only, and state.lengths advances by counts. The logits of the other positions
-        are unspecified (zeros where the whole pass is one C call, which then computes only
-        the rows' own inputs: a pass of rows with windows of different widths costs their
-        inputs, not rows x the widest; elsewhere the fillers are computed and discarded)."""
+        are unspecified (a backend may compute only the rows' own inputs; here the fillers
+        are computed and discarded)."""
         bsz, n = tokens.shape
-        start = state.lengths  # [B]
-        starts = start.tolist()
-        lo, hi = min(starts), max(starts)
-        total = hi + n
-        if state.origin is not None and lo != hi:
-            raise RuntimeError("a DecoderState with origins needs every row at one length")
-        advance = n if counts is None else counts
-        self.last_inputs = bsz * n
-        state.ensure_capacity(total)
-        state.wrote(lo, n)
-        if (not need_attn and self.fused_decoder is not None
-                and self.fused_decoder.usable(state, bsz * n)):
-            if counts is not None and bool((counts < n).any()):
-                packed = self.fused_decoder.forward(state, tokens, total, counts)
-                scores = packed.new_zeros(bsz, n, packed.size(1))
-                scores[torch.arange(n)[None, :] < counts[:, None]] = packed
-                self.last_inputs = packed.size(0)
-            else:
-                scores = self.fused_decoder.forward(state, tokens, total)
-            state.lengths = start + advance
-            return self._scatter(scores)
-        if self.graphs is not None and self.graphs.usable(state, tokens):
-            out = self.graphs.run(state, tokens, need_attn)  # this call's ops, replayed
-            state.lengths = start + advance
-            return out
-        steps = torch.arange(n, device=tokens.device)
-        positions = start[:, None] + steps[None, :]  # [B, n]
-        x = self._embed(tokens, positions, total)
-
-        attn = None
-        if self.fused_layers is not None and self.fused_layers.usable(x, bsz * n):
-            x = x.contiguous()  # a fresh tensor of ours: the layers update it in place
-            attn = self.fused_layers.run(x, state, start, total, need_attn)
-        else:
-            x, attn = self._layers(x, state, start, positions, lo, hi, n, total, need_attn)
-        state.lengths = start + advance
-        logits = self._output(self._final(x))
+        start, lo, total = self.begin_call(state, n)
+        positions = start[:, None] + torch.arange(n, device=tokens.device)[None, :]  # [B, n]
+        x = self.embed(tokens, positions, total)
+        x, attn = self._layers(x, state, start, positions, lo, total, need_attn)
+        state.lengths = start + (n if counts is None else counts)
+        logits = self.output(x)
         return (logits, attn) if need_attn else logits
 
     def static_forward(self, state: DecoderState, tokens: Tensor, need_attn: bool = False):
@@ -282,16 +262,16 @@ class LeanDecoder:
         (cuda_graphs.py); masked slots add exact zeros to the softmax's sums and to probs @ V."""
         (bsz, n), capacity = tokens.shape, state.capacity
         positions = state.lengths[:, None] + torch.arange(n, device=tokens.device)[None, :]
-        x = self._embed(tokens, positions, capacity)
+        x = self.embed(tokens, positions, capacity)
         rows = torch.arange(bsz, device=x.device)[:, None]
         mask = (torch.arange(capacity, device=x.device)[None, None, :]
                 > positions[:, :, None])[:, None]  # [B, 1, n, capacity]
-        x, attn = self._each_layer(x, state, rows, positions, None, n, capacity, mask, False,
-                                   need_attn)
-        logits = self._output(self._final(x))
+        x, attn = self._each_layer(x, state, _Pass(rows, positions, None, n, capacity, mask,
+                                                   False), need_attn)
+        logits = self.output(x)
         return (logits, attn) if need_attn else logits
 
-    def _embed(self, tokens: Tensor, positions: Tensor, limit: int) -> Tensor:
+    def embed(self, tokens: Tensor, positions: Tensor, limit: int) -> Tensor:
         """The layers' input for tokens [B, n] at decoder time steps positions [B, n] (all
         below `limit`)."""
         dec = self.decoder
@@ -310,18 +290,26 @@ class LeanDecoder:
             x = _layer_norm(dec.layernorm_embedding, x)
         return x
 
-    def _final(self, x: Tensor) -> Tensor:
-        """The final norm and output dimension projection, where the decoder has them."""
+    def output(self, x: Tensor) -> Tensor:
+        """The last layer's output [B, n, C] -> logits [B, n, V]: the final norm, the output
+        dimension projection (where the decoder has them) and the output projection; with an
+        adaptive softmax the features it takes (as fairseq's output_layer: the model's
+        get_normalized_probs turns them into log-probs)."""
         if self.decoder.layer_norm is not None:
             x = _layer_norm(self.decoder.layer_norm, x)
         if self.decoder.project_out_dim is not None:
             x = self.decoder.project_out_dim(x)
-        return x
+        if self.decoder.adaptive_softmax is not None:
+            return x
+        _, weight, bias = self.output_weights()
+        return self._scatter(self.linear(x, weight, bias))
 
-    def _layers(self, x, state: DecoderState, start, positions, lo, hi, n, total, need_attn):
+    def _layers(self, x, state: DecoderState, start: Tensor, positions: Tensor, lo: int,
+                total: int, need_attn: bool):
         """The layers one op at a time (the path float64 tests check against stock); returns
         x and, with need_attn, the last layer's encoder attention averaged over heads."""
-        bsz = x.size(0)
+        bsz, n = positions.shape
+        hi = total - n
         # self-attention over key slots [0, total): key t is visible to query (b, j) iff
         # t <= positions[b, j]; the attention kernel takes that rule as `start`, torch a mask
         fused = self.fused_attention and cpu_attention.usable(x)
@@ -335,28 +323,19 @@ class LeanDecoder:
         else:
             mask = (torch.arange(total, device=x.device)[None, None, :]
                     > positions[:, :, None])[:, None]  # [B, 1, n, total]
-        return self._each_layer(x, state, rows, positions, lo, n, total, mask, fused, need_attn)
+        return self._each_layer(x, state, _Pass(rows, positions, lo, n, total, mask, fused),
+                                need_attn)
 
-    def _each_layer(self, x, state: DecoderState, rows, positions, lo, n, total, mask,
-                    fused: bool, need_attn: bool):
+    def _each_layer(self, x, state: DecoderState, call: "_Pass", need_attn: bool):
         """_layer over every layer; returns x and, with need_attn, the last layer's encoder
         attention averaged over heads."""
         attn = None
         last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
-            x, probs = self._layer(i, layer, x, state, rows, positions, lo, n, total, mask,
-                                   fused, need_attn and i == last)
+            x, probs = self._layer(i, layer, x, state, call, need_attn and i == last)
             if probs is not None:
                 attn = probs.mean(dim=1)
         return x, attn
-
-    def _output(self, x: Tensor) -> Tensor:
-        """Logits; with an adaptive softmax, the features it takes (as fairseq's output_layer:
-        the model's get_normalized_probs turns them into log-probs)."""
-        if self.decoder.adaptive_softmax is not None:
-            return x
-        _, weight, bias = self.output_weights()
-        return self._scatter(self.linear(x, weight, bias))
 
     def _scatter(self, scores: Tensor) -> Tensor:
         """The output projection's scores [..., N] as logits over the whole vocabulary: with a
@@ -385,11 +364,11 @@ class LeanDecoder:
             self._shortlist = (key, cut)
         return self._shortlist[1]
 
-    def _layer(self, i, layer, x, state: DecoderState, rows, positions, lo, n, total, mask,
-               fused: bool, need_attn: bool = False):
-        """lo: the first slot every row writes, unless `rows` (row b writes at positions[b]);
-        mask: the self-attention mask for _attend, or with `fused` the rows' start lengths for
-        cpu_attention.attend"""
+    def _layer(self, i: int, layer: nn.Module, x: Tensor, state: DecoderState, call: "_Pass",
+               need_attn: bool = False):
+        """Layer i on x [B, n, C]: (its output, and with need_attn the encoder attention
+        probabilities [B, H, n, S])."""
+        rows, positions, lo, n, total, mask, fused = call
         attn = layer.self_attn
         probs = None
         residual = x

@@ -35,15 +35,13 @@ import torch
 from fairseq import search
 from torch import Tensor
 
-from fairseq_fast.kernels import calls, loader
+from fairseq_fast.kernels import calls
 from fairseq_fast.errors import RunError
 from fairseq_fast.generators import finalize
 from fairseq_fast.decoding.ensemble import FastEnsembleModel, LookAhead
 from fairseq_fast.decoding.step_rules import StepRules, edit_scores
-
 # the length rule of a step, and the most candidates per sentence (kernels.h)
-NO_RULE, ONLY_EOS, NO_EOS, MAX_CANDIDATES = (loader.CONSTANTS[name] for name in (
-    "NO_RULE", "ONLY_EOS", "NO_EOS", "MAX_CANDIDATES"))
+from fairseq_fast.kernels.calls import MAX_CANDIDATES, NO_EOS, NO_RULE, ONLY_EOS
 
 
 def usable(gen, sample, prefix_tokens: Optional[Tensor], constraints: Optional[Tensor]) -> bool:

@@ -74,12 +74,13 @@ class _FastMixin:
             self.repeat_ngram_blocker = VectorisedNGramBlock(
                 self.repeat_ngram_blocker.no_repeat_ngram_size)
         lean = isinstance(self.model, FastEnsembleModel)
-        linears = self.model.lean[0].linear.backends if lean else ""
+        linears = self.model.backends[0].lean.linear.backends if lean else ""
         param = next(self.model.models[0].parameters(), None) if lean else None
         if param is not None and (param.device.type != "cpu" or param.dtype != torch.float32):
             linears = ""  # the kernels and oneDNN serve float32 on CPU only: torch's ops here
+        backend = self.model.backends[0].name if lean else ""
         on = [name for name, active in (
-            ("fast cache", lean),
+            (f"fast cache ({backend} decoder)", lean),
             ("prefill", lean and self.model.prefill),
             (f"packed linears ({linears})", bool(linears)),
             ("own beam-search loop", lean and fast.beam_loop),

@@ -34,9 +34,9 @@ from typing import Dict, List, Optional
 import torch
 from torch import Tensor, nn
 
+from fairseq_fast.decoding.backends import decoder_backend
 from fairseq_fast.decoding.decoder_state import initial_capacity
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
-from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
 from fairseq_fast.errors import UserError
 from fairseq_fast.generators import finalize
@@ -108,13 +108,13 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.draft_method = draft_method
         draft_model = self._draft_model(draft_model, draft_method, draft_layers, stop_rule)
         self.draft_model = draft_model
-        self.target = LeanDecoder(self.model.decoder, kernels=kernels)
-        # a round with nothing to verify, as greedy steps in one C call where they run
-        self.plain = (PlainSteps.build(self.model, self.target)
-                      if kernels and not sampling else None)
+        self.target = decoder_backend(self.model, kernels=kernels)
+        # a round with nothing to verify, as the target's greedy steps in one call where they
+        # run
+        self.plain = PlainSteps.build(self.target) if not sampling else None
         self._cache = None  # the target's K/V buffers, zeroed and reused by the next batch
         self.encoder = (FusedEncoder.build(getattr(self.model, "encoder", None),
-                                           self.target.linear) if kernels else None)
+                                           self.target.lean.linear) if kernels else None)
         self.tgt_dict = tgt_dict
         self.pad, self.unk = tgt_dict.pad(), tgt_dict.unk()
         self.eos = tgt_dict.eos() if eos is None else eos
@@ -207,11 +207,9 @@ class SpeculativeSequenceGenerator(nn.Module):
         finalized: List[List[Dict[str, Tensor]]] = [[] for _ in range(bsz)]
 
         encoder_out = encode(self.model, self.encoder, net_input)
-        param = next(self.model.parameters())
         # a longer output grows the cache (lean_decoder.forward, doubling)
         slots = min(length, initial_capacity(src_len, self.schedule.maximum))
-        target = self.target.init_state(encoder_out, bsz, slots, param.dtype, param.device,
-                                        reuse=self._cache)
+        target = self.target.init_state(encoder_out, bsz, slots, reuse=self._cache)
         self.proposer.start(net_input, bsz, slots, encoder_out)
         self.stats.sentences += bsz
 
@@ -242,7 +240,7 @@ class SpeculativeSequenceGenerator(nn.Module):
                                plain=plain if proposal.chosen_plain else 0)
             gamma = self.schedule.update(gamma, offered, verdict.accepted, times)
 
-            target.rollback_to(n_tokens - 1)
+            self.target.rollback(target, n_tokens - 1)
             self.proposer.rollback(n_tokens)
             if ended:
                 done = has_eos.nonzero().squeeze(1).tolist()

@@ -25,7 +25,9 @@ from fairseq_fast.kernels import loader
 STRICT_ENV = "FAIRSEQ_FAST_STRICT"
 STRICT = os.environ.get(STRICT_ENV, "0") == "1"
 MAX_CANDIDATES = loader.CONSTANTS["MAX_CANDIDATES"]  # kernels.h: beam_step.c's bound on k
-RULES = (loader.CONSTANTS["NO_RULE"], loader.CONSTANTS["ONLY_EOS"], loader.CONSTANTS["NO_EOS"])
+# kernels.h: beam_step.c's step rules (no edit, only EOS at max_len, no EOS before min_len)
+NO_RULE, ONLY_EOS, NO_EOS = RULES = tuple(loader.CONSTANTS[name]
+                                          for name in ("NO_RULE", "ONLY_EOS", "NO_EOS"))
 
 
 class KernelArgumentError(ValueError):

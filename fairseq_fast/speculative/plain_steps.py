@@ -1,6 +1,6 @@
 """Plain decoding steps inside the speculative loop: a round with nothing to verify.
 
-    plain = PlainSteps.build(target_model, target_lean)     # None where the C steps do not run
+    plain = PlainSteps.build(target_backend)    # None where it has no greedy steps keeping scores
     if plain is not None and plain.usable(state, rows, rules, prefix, first_step):
         chosen, logits = plain.run(state, tokens, n_tokens, steps, rules)
 
@@ -19,23 +19,22 @@ to verify is a verify pass of one position per row.
 from typing import Optional, Tuple
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
+from fairseq_fast.decoding.backends import DecoderBackend, GreedyStepper
 from fairseq_fast.decoding.decoder_state import DecoderState
-from fairseq_fast.decoding.greedy_steps import GreedySteps
-from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
 
 
 class PlainSteps:
-    def __init__(self, steps: GreedySteps):
+    def __init__(self, steps: GreedyStepper):
         self.steps = steps
         self.last_inputs = 0  # positions the last run computed
 
     @classmethod
-    def build(cls, model: nn.Module, lean: LeanDecoder) -> Optional["PlainSteps"]:
-        steps = GreedySteps.build(model, lean)
-        return None if steps is None else cls(steps)
+    def build(cls, target: DecoderBackend) -> Optional["PlainSteps"]:
+        steps = target.greedy_steps
+        return cls(steps) if steps is not None and steps.keeps_scores else None
 
     def usable(self, state: DecoderState, rows: int, rules: StepRules,
                prefix: Optional[Tensor], first_step: int) -> bool:

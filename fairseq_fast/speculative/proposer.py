@@ -13,20 +13,19 @@ draft never read its own last guess); the first step of the next round feeds eac
 has not read yet (1 or 2 tokens), as gpt-fast does.
 
 Greedy drafting without a stop rule, forced prefix or n-gram blocking runs its k steps in one C
-call where the draft allows (decoding/greedy_steps.py): the same proposals, without ~30 tensor
-ops a step; on a GPU, in one CUDA graph replay (graph_draft.py).
+call where the draft's backend allows (its greedy steps: decoding/greedy_steps.py on the CPU, one
+CUDA graph replay on a GPU, decoding/graph_steps.py): the same proposals, without ~30 tensor ops
+a step.
 """
 from typing import Optional, Protocol, Tuple
 
 import torch
 from torch import Tensor
 
+from fairseq_fast.decoding.backends import decoder_backend
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
-from fairseq_fast.decoding.greedy_steps import GreedySteps
-from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
-from fairseq_fast.speculative.graph_draft import GraphDraftSteps
 from fairseq_fast.speculative.stop_rules import StopRule
 
 
@@ -58,22 +57,20 @@ class DraftModelProposer:
         """model: a fairseq model whose decoder LeanDecoder supports; sampler: an acceptance rule
         with `distribution(lprobs)` (sampling) or None (greedy: the draft proposes its argmax);
         vocab: the only tokens the draft scores (draft_vocab.py), None for all; kernels: the
-        plugin's kernels (LeanDecoder, --no-fast-linear); shared_encoder: the draft's encoder is the
-        target's, whose output start() receives (its own encoder never runs)."""
+        plugin's kernels (backends.py, --no-fast-linear); shared_encoder: the draft's encoder is
+        the target's, whose output start() receives (its own encoder never runs)."""
         self.model = model
-        self.lean = LeanDecoder(model.decoder, vocab, kernels)
+        self.backend = decoder_backend(model, vocab, kernels)
         self.shared_encoder = shared_encoder
-        self.encoder = (FusedEncoder.build(getattr(model, "encoder", None), self.lean.linear)
+        self.encoder = (FusedEncoder.build(getattr(model, "encoder", None),
+                                           self.backend.lean.linear)
                         if kernels and not shared_encoder else None)
         self.rules = rules
         self.sampler = sampler
         self.state: Optional[DecoderState] = None
-        # whole greedy propose() calls in C (on the CPU) or from a CUDA graph (on a GPU) where
+        # whole greedy propose() calls (in C on the CPU, from a CUDA graph on a GPU) where
         # nothing in Python needs to see a step
-        self.steps = (GreedySteps.build(model, self.lean) if kernels and sampler is None
-                      else None)
-        self.graph_steps = (GraphDraftSteps.build(model, self.lean) if sampler is None
-                            else None)
+        self.steps = self.backend.greedy_steps if sampler is None else None
         self.calls = 0  # decoder forward passes
         self.last_steps = 0  # decoder passes of the last propose()
 
@@ -81,9 +78,9 @@ class DraftModelProposer:
               encoder_out: Optional[dict] = None) -> None:
         if not self.shared_encoder:
             encoder_out = encode(self.model, self.encoder, net_input)
-        param = next(self.model.parameters())
-        self.state = self.lean.init_state(encoder_out, batch, capacity, param.dtype, param.device,
-                                          reuse=None if self.state is None else self.state.buffers)
+        self.state = self.backend.init_state(encoder_out, batch, capacity,
+                                             reuse=None if self.state is None
+                                             else self.state.buffers)
 
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
                 stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
@@ -101,20 +98,16 @@ class DraftModelProposer:
         index = (state.lengths[:, None] + torch.arange(width, device=tokens.device)[None, :])
         feed = tokens.gather(1, index.clamp(max=tokens.size(1) - 1))
         first = n_tokens - 1
-        whole = None  # what runs the whole propose() in one call, if anything does
-        if stop is None and prefix is None and self.rules.no_repeat_ngram_size == 0:
-            if self.steps is not None and self.steps.usable(state, bsz * width):
-                whole = self.steps
-            elif self.graph_steps is not None and self.graph_steps.usable(state, feed):
-                whole = self.graph_steps
-        if whole is not None:
+        whole = self.steps  # runs the whole propose() in one call where it takes it
+        if (whole is not None and stop is None and prefix is None
+                and self.rules.no_repeat_ngram_size == 0 and whole.usable(state, bsz, width)):
             drafts = whole.run(state, feed, unread, first, k, self.rules)
             steps = drafts.size(1)
             self.calls += steps
             self.last_steps = steps
             tokens.scatter_(1, n_tokens[:, None] + torch.arange(steps, device=tokens.device),
                             drafts)
-            drafted = self._cut_at_eos(drafts, single=whole is self.graph_steps)
+            drafted = self._cut_at_eos(drafts, single=whole.runs_past_eos)
             return drafts[:, :int(drafted.max())], None, drafted
         drafts, qs = [], []
         last = unread - 1  # which fed position predicts the next token
@@ -123,7 +116,7 @@ class DraftModelProposer:
         ended = None  # without a stop rule: rows that proposed EOS so far
         withdraw = 1 if stop is not None and stop.discards_last else 0
         for j in range(k):
-            logits = self.lean.forward(state, feed)
+            logits = self.backend.forward(state, feed)
             self.calls += 1
             if width > 1:
                 state.lengths = state.lengths - (width - unread)  # forget the padding fillers
@@ -187,7 +180,7 @@ class DraftModelProposer:
 
     def rollback(self, n_tokens: Tensor) -> None:
         """Rows now hold n_tokens[b] committed tokens; keep only cache entries that match them."""
-        self.state.rollback_to(n_tokens - 1)
+        self.backend.rollback(self.state, n_tokens - 1)
 
     def select_rows(self, rows: Tensor) -> None:
         self.state.select_rows(rows)

@@ -1,7 +1,8 @@
-"""A greedy draft's steps on a GPU as one CUDA graph replay (decoding/cuda_graphs.py).
+"""k greedy decoder steps on a GPU as one CUDA graph replay (cuda_graphs.py): a draft's
+proposals.
 
-    steps = GraphDraftSteps.build(model, lean)           # None unless graphs are on
-    if steps is not None and steps.usable(state, feed):
+    steps = GraphSteps.build(model, lean, graphs)       # None unless the model is of that kind
+    if steps is not None and steps.usable(state, rows, width):
         drafts = steps.run(state, feed, unread, first, k, rules)   # [B, k] and state advanced
 
 On a GPU a drafted token through lean_decoder.forward (itself one graph replay) and
@@ -24,28 +25,35 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
+from fairseq_fast.decoding.cuda_graphs import StepGraphs
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.greedy_steps import stock_normalization
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules, edit_scores
 
 
-class GraphDraftSteps:
-    def __init__(self, model: nn.Module, lean: LeanDecoder):
+class GraphSteps:
+    keeps_scores = False  # run only
+    runs_past_eos = True  # every row drafts k tokens
+
+    def __init__(self, model: nn.Module, lean: LeanDecoder, graphs: StepGraphs):
         self.model = model
         self.lean = lean
+        self.graphs = graphs
         self._limits_key = None
         self._limits_value: Optional[Tensor] = None
 
     @classmethod
-    def build(cls, model: nn.Module, lean: LeanDecoder) -> Optional["GraphDraftSteps"]:
-        if lean.graphs is None or not stock_normalization(model):
+    def build(cls, model: nn.Module, lean: LeanDecoder,
+              graphs: StepGraphs) -> Optional["GraphSteps"]:
+        """Steps replayed by `graphs` where the model's log-probs are fairseq's own."""
+        if not stock_normalization(model):
             return None
-        return cls(model, lean)
+        return cls(model, lean, graphs)
 
-    def usable(self, state: DecoderState, feed: Tensor) -> bool:
-        """Whether a propose() with catch-up inputs `feed` [B, width] runs here."""
-        return self.lean.graphs.usable(state, feed)
+    def usable(self, state: DecoderState, rows: int, width: int = 1) -> bool:
+        """Whether a run of `rows` rows of `width` catch-up inputs each runs here."""
+        return self.graphs.fits(state, width)
 
     def run(self, state: DecoderState, feed: Tensor, unread: Tensor, first: Tensor, k: int,
             rules: StepRules) -> Tensor:
@@ -57,7 +65,7 @@ class GraphDraftSteps:
         # the length limits are inputs, not part of the graph: max_len moves with the source's
         # length where max_len_a is set, and a graph per value would be captured per batch
         edits = (rules.pad, rules.unk, rules.eos, rules.unk_penalty, rules.temperature)
-        graphs = self.lean.graphs
+        graphs = self.graphs
         key = graphs.key(state, ("draft", tuple(feed.shape), k, edits))
         out = graphs.replay(key, state, (feed, unread, first, self._limits(rules, feed.device)),
                             lambda st, f, u, s, lim: self._steps(st, f, u, s, lim, k, rules))
