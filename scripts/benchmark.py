@@ -6,9 +6,10 @@
 For each setting (greedy batch 1, greedy batch 8, sampling T=1 batch 1, the adaptive draft
 lengths, then the first three again with the draft scoring a --draft-vocab shortlist; --settings
 picks rows) the same batches are
-decoded by stock SequenceGenerator and by SpeculativeSequenceGenerator, alternating, several
-repeats; medians are reported. Also measured: each model's decoder step time (stock incremental
-step, lean step, and the matmuls alone), the verify pass time, the cost ratio
+decoded by stock SequenceGenerator and by SpeculativeSequenceGenerator, alternating (stock first in
+every repeat: benchmarks.harness.interleave), several repeats; medians are reported. Also
+measured: each model's decoder step time (stock incremental step, lean step, and the matmuls
+alone; benchmarks.harness.micro_time), the verify pass time, the cost ratio
 c = draft step / verify pass, and the speedup bound (1 - a^(K+1)) / ((1 - a)(K c + 1)) of
 Leviathan et al. with the measured acceptance rate a.
 """
@@ -17,7 +18,6 @@ import copy
 import json
 import os
 import random
-import statistics
 import sys
 import time
 
@@ -26,12 +26,15 @@ import torch.nn.functional as F
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
 
 import fairseq_fast  # noqa: E402,F401  (plugin overrides, as --user-dir would apply them)
 from fairseq import checkpoint_utils  # noqa: E402
 from omegaconf import open_dict  # noqa: E402
 
-from fairseq_fast.decoding.lean_decoder import LeanDecoder  # noqa: E402
+from benchmarks.harness import (FIXED, FunctionEngine, Result, interleave,  # noqa: E402
+                                micro_time, summarize)
+from fairseq_fast.decoding.backends import decoder_backend  # noqa: E402
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator  # noqa: E402
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
 from fairseq_fast.speculative.draft_vocab import shortlist  # noqa: E402
@@ -113,13 +116,9 @@ def decode_all(generator, model, samples, seed):
 
 
 def median_time(fn, repeats=50):
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    """Median seconds of one call of fn over `repeats` calls after an untimed one
+    (benchmarks.harness.micro_time)."""
+    return micro_time(fn, repeats)
 
 
 def step_parts(model, sample, k):
@@ -135,13 +134,13 @@ def step_parts(model, sample, k):
     state = {}
     for t in range(1, 21):  # build the cache; each call below runs one more step
         dec(prefix[:, :t], encoder_out=enc1, incremental_state=state)
-    lean = LeanDecoder(dec)
-    st = lean.init_state(enc1, 1, 64, param.dtype, param.device)
-    lean.forward(st, prefix[:, :20])
+    backend = decoder_backend(model)
+    st = backend.init_state(enc1, 1, 64)
+    backend.forward(st, prefix[:, :20])
 
     def lean_call(n):
         st.lengths.fill_(20)
-        lean.forward(st, prefix[:, 20:20 + n] if n == 1 else prefix[:, :1].expand(1, n))
+        backend.forward(st, prefix[:, 20:20 + n] if n == 1 else prefix[:, :1].expand(1, n))
 
     linears = [m for m in dec.modules() if isinstance(m, torch.nn.Linear)]
     x = {m: torch.randn(1, 1, m.in_features, device=param.device, dtype=param.dtype)
@@ -251,20 +250,27 @@ def main():
         if opts.get("adaptive") in ADAPTIVE_RULES:
             schedule, stop = ADAPTIVE_RULES[opts["adaptive"]]
             spec.schedule, spec.stop_rule = schedule(k), stop and stop()
-        t_stock, t_spec, agree = [], [], None
         # c as it is inside a real run (each model's weights evicted from cache by the other's)
         drafting = CallTimer().wrap(spec.proposer, "propose")
         verifying = CallTimer().wrap(spec.target, "forward")
         draft_steps = 0
-        for r in range(args.repeats):
+
+        def run_stock(part):
+            seconds, hyps = decode_all(stock, target, samples, seed=part.repeat)
+            return Result(seconds, outputs=hyps)
+
+        def run_spec(part):
+            nonlocal draft_steps
             spec.stats = type(spec.stats)()
-            ts, hs = decode_all(stock, target, samples, seed=r)
-            tf, hf = decode_all(spec, target, samples, seed=r)
-            t_stock.append(ts)
-            t_spec.append(tf)
+            seconds, hyps = decode_all(spec, target, samples, seed=part.repeat)
             draft_steps += spec.stats.draft_calls
-            if not opts.get("sampling"):
-                agree = sum(hs[i] == hf[i] for i in hs) / len(hs)
+            return Result(seconds, outputs=hyps)
+
+        timings = interleave([FunctionEngine("stock", run_stock),
+                              FunctionEngine("speculative", run_spec)],
+                             None, args.repeats, FIXED)
+        figures = summarize(timings, baseline="stock", sentences=n)
+        agree = None if opts.get("sampling") else figures["speculative"].identical
         for obj, method in ((spec.proposer, "propose"), (spec.target, "forward")):
             del obj.__dict__[method]  # unwrap
         a = spec.stats.alpha
@@ -273,10 +279,10 @@ def main():
         k_mean = spec.stats.draft_calls / max(spec.stats.target_calls, 1)
         bound = ((1 - a ** (k + 1)) / ((1 - a) * (k_mean * c_run + 1)) if a < 1
                  else (k + 1) / (k_mean * c_run + 1))
-        speedup = statistics.median(t_stock) / statistics.median(t_spec)
+        speedup = figures["speculative"].ratio
         row = {"setting": name, "batch_size": bsz, "sentences": n,
-               "stock_sent_per_s": n / statistics.median(t_stock),
-               "spec_sent_per_s": n / statistics.median(t_spec), "speedup": speedup,
+               "stock_sent_per_s": figures["stock"].sent_per_s,
+               "spec_sent_per_s": figures["speculative"].sent_per_s, "speedup": speedup,
                "alpha": a, "tokens_per_target_call": spec.stats.tokens_per_target_call,
                "draft_steps_per_round": k_mean, "c_in_run": c_run,
                "bound": bound, "share_of_bound": speedup / bound,

@@ -10,7 +10,8 @@ rollback 0, BiLD's exact setting, at three fallback thresholds). For each settin
     alone, so the batch size does not change BLEU); the same run gives the batch-8 speedup;
   - the batch-1 speedup on --speed-sentences sentences (a second random draw).
 Stock is timed before, during and after the sweep (median). Then the default and the best
-setting that loses <= 0.5 BLEU are timed side by side with stock, alternating, --repeats times.
+setting that loses <= 0.5 BLEU are timed side by side with stock, alternating (stock first in
+every repeat: benchmarks.harness.interleave), --repeats times.
 Writes JSON and a PNG plot (BLEU delta against speedup).
 """
 import argparse
@@ -24,10 +25,12 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
 
 import demo  # noqa: E402
 from benchmark import (add_model_args, batches, decode_all, load_target,  # noqa: E402
                        stock_generator)
+from benchmarks.harness import FIXED, FunctionEngine, Result, interleave, summarize  # noqa: E402
 from fairseq_fast.generators.bild import BiLDSequenceGenerator  # noqa: E402
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
 from omegaconf import open_dict  # noqa: E402
@@ -142,15 +145,14 @@ def main():
     for fallback, rollback in dict.fromkeys(chosen):
         gen = bild(fallback, rollback)
         for bsz, samples in ((1, speed_set), (8, bleu_set)):
-            t_stock, t_bild = [], []
-            for _ in range(args.repeats):
-                t_stock.append(decode(stock, target, samples)[0])
-                t_bild.append(decode(gen, target, samples)[0])
+            n = n_speed if bsz == 1 else n_bleu
+            engines = [FunctionEngine(name, lambda part, g=g, b=samples:
+                                      Result(decode(g, target, b)[0]))
+                       for name, g in (("stock", stock), ("bild", gen))]
+            f = summarize(interleave(engines, None, args.repeats, FIXED), "stock", n)
             side.append({"fallback": fallback, "rollback": rollback, "batch_size": bsz,
-                         "sentences": n_speed if bsz == 1 else n_bleu,
-                         "stock_sent_per_s": (n_speed if bsz == 1 else n_bleu)
-                         / statistics.median(t_stock),
-                         "speedup": statistics.median(t_stock) / statistics.median(t_bild)})
+                         "sentences": n, "stock_sent_per_s": f["stock"].sent_per_s,
+                         "speedup": f["bild"].ratio})
             print(json.dumps(side[-1]), flush=True)
     report = {"threads": torch.get_num_threads(), "bleu_sentences": n_bleu,
               "speed_sentences": n_speed, "stock_bleu": base_bleu,

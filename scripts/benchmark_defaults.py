@@ -4,15 +4,15 @@
     python scripts/benchmark_defaults.py [--sentences 256] [--repeats 3] [--json work/benchmark_defaults.json]
 
 Both generators come from FairseqTask.build_generator with the same options: the plugin's override
-(FastSequenceGenerator) and fairseq's original (`__wrapped__`). Same batches, alternating, several
-repeats, medians. Reported per setting: sentences/s, speedup, the share of generation time spent
-outside the model's encoder/decoder calls, and fp32 agreement (identical hypotheses). Then the
-n-gram blocker alone: 320 rows x 200 steps, n = 3, fairseq's CPU path vs ours.
+(FastSequenceGenerator) and fairseq's original (`__wrapped__`). Same batches, alternating (the
+order reversed in every other repeat: benchmarks.harness.interleave), several repeats, medians.
+Reported per setting: sentences/s, speedup, the share of generation time spent outside the
+model's encoder/decoder calls, and fp32 agreement (identical hypotheses). Then the n-gram
+blocker alone: 320 rows x 200 steps, n = 3, fairseq's CPU path vs ours.
 """
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from argparse import Namespace
@@ -21,6 +21,7 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
 
 import fairseq_fast  # noqa: E402,F401
 from fairseq.ngram_repeat_block import NGramRepeatBlock  # noqa: E402
@@ -28,6 +29,8 @@ from fairseq.sequence_generator import EnsembleModel  # noqa: E402
 from fairseq.tasks import FairseqTask  # noqa: E402
 
 from benchmark import CallTimer, add_model_args, batches, load_target  # noqa: E402
+from benchmarks.harness import (FIXED, REVERSE, FunctionEngine, Result, interleave,  # noqa: E402
+                                median_figure, summarize)
 from fairseq_fast.generators.fast import VectorisedNGramBlock  # noqa: E402
 from fairseq_fast.decoding.ngram_blocker import block_repeated_ngrams  # noqa: E402
 
@@ -53,6 +56,15 @@ def decode(generator, model, samples):
     return total, timer.seconds, hyps
 
 
+def engine(name, generator, model, samples):
+    """decode() as an engine: figures["in_model_share"], the share of its time in the model's
+    encoder and decoder calls."""
+    def run(part):
+        total, in_model, hyps = decode(generator, model, samples)
+        return Result(total, outputs=hyps, figures={"in_model_share": in_model / total})
+    return FunctionEngine(name, run)
+
+
 def blocker_benchmark(rows=320, steps=200, n=3, vocab=4008, repeats=5):
     g = torch.Generator().manual_seed(0)
     tokens = torch.full((rows, steps + 2), 1, dtype=torch.long)
@@ -71,12 +83,10 @@ def blocker_benchmark(rows=320, steps=200, n=3, vocab=4008, repeats=5):
             block(tokens, lprobs, rows, 1, step)
         return time.perf_counter() - t0
 
-    times = {"stock_cpu_s": [], "ours_s": [], "ours_torch_s": []}
-    for _ in range(repeats):
-        times["stock_cpu_s"].append(run(stock))
-        times["ours_s"].append(run(ours))
-        times["ours_torch_s"].append(run(ours_torch))
-    med = {k: statistics.median(v) for k, v in times.items()}
+    blockers = {"stock_cpu_s": stock, "ours_s": ours, "ours_torch_s": ours_torch}
+    timings = interleave([FunctionEngine(key, lambda part, b=block: Result(run(b)))
+                          for key, block in blockers.items()], None, repeats, FIXED)
+    med = {key: f.seconds for key, f in summarize(timings).items()}
     med["speedup"] = med["stock_cpu_s"] / med["ours_s"]
     med["torch_speedup"] = med["stock_cpu_s"] / med["ours_torch_s"]
     med.update(rows=rows, steps=steps, n=n)
@@ -104,24 +114,19 @@ def main():
         ours = task.build_generator([model], a)
         stock = FairseqTask.build_generator.__wrapped__(task, [model], a)
         assert type(stock.model) is EnsembleModel and type(ours.model) is not EnsembleModel
-        t_stock, t_ours, in_stock, in_ours = [], [], [], []
-        for r in range(args.repeats):  # alternating order: neither always runs second
-            if r % 2 == 0:
-                ts, ms, hs = decode(stock, model, samples)
-                to, mo, ho = decode(ours, model, samples)
-            else:
-                to, mo, ho = decode(ours, model, samples)
-                ts, ms, hs = decode(stock, model, samples)
-            t_stock.append(ts), t_ours.append(to)
-            in_stock.append(ms / ts), in_ours.append(mo / to)
-        same = sum(hs[i] == ho[i] for i in hs) / len(hs)
-        row = {"setting": name, "stock_sent_per_s": n / statistics.median(t_stock),
-               "ours_sent_per_s": n / statistics.median(t_ours),
-               "speedup": statistics.median(t_stock) / statistics.median(t_ours),
-               "stock_outside_model_share": 1 - statistics.median(in_stock),
-               "ours_outside_model_share": 1 - statistics.median(in_ours),
-               "fp32_identical_share": same,
-               "stock_runs_s": t_stock, "ours_runs_s": t_ours}
+        timings = interleave([engine("stock", stock, model, samples),
+                              engine("ours", ours, model, samples)],
+                             None, args.repeats, REVERSE)  # neither always runs second
+        f = summarize(timings, baseline="stock", sentences=n)
+        row = {"setting": name, "stock_sent_per_s": f["stock"].sent_per_s,
+               "ours_sent_per_s": f["ours"].sent_per_s,
+               "speedup": f["ours"].ratio,
+               "stock_outside_model_share": 1 - median_figure(timings.runs["stock"],
+                                                              "in_model_share"),
+               "ours_outside_model_share": 1 - median_figure(timings.runs["ours"],
+                                                             "in_model_share"),
+               "fp32_identical_share": f["ours"].identical,
+               "stock_runs_s": f["stock"].runs_s, "ours_runs_s": f["ours"].runs_s}
         if opts.get("no_repeat_ngram_size"):
             row["note"] = "stock's CPU blocker bans nothing (fairseq #5206): outputs differ"
         report["settings"].append(row)

@@ -12,14 +12,16 @@ repeat, medians of sentences/s:
 - fairseq_fast speculative (greedy only): the demo draft, --draft-len 4, --draft-vocab 1536
   with the demo's counts file (what make demo runs; --draft-vocab 0 for the full vocabulary);
 - CTranslate2 4.8.5: the same target.pt converted with its FairseqConverter to float32
-  (scripts/ctranslate2_baseline.py), settings equal to fairseq's defaults (length penalty 1,
+  (benchmarks/ctranslate2_worker.py), settings equal to fairseq's defaults (length penalty 1,
   at most 200 tokens + </s>). It runs in a process of its own, one per repeat
-  (`ctranslate2_baseline.py --sources-json`, which times translate_batch alone after a
-  warm-up): loaded into this process, CTranslate2's thread runtime and torch's compete for the
-  same cores, and every torch run after CTranslate2's first call can be several times slower.
+  (`python -m benchmarks.ctranslate2_worker --sources-json`, which times translate_batch alone
+  after a warm-up): loaded into this process, CTranslate2's thread runtime and torch's compete
+  for the same cores, and every torch run after CTranslate2's first call can be several times
+  slower.
   It runs at each of --ct2-threads' intra_threads counts (default 1 and --threads), alternating
   with the others, and each setting reports it at its fastest count (named in the table).
-The fairseq engines time their generation loop in this process (models loaded once).
+The fairseq engines time their generation loop in this process (models loaded once). The
+engines run in the same order in every repeat (benchmarks.harness.interleave).
 "identical" is the share of sentences whose tokens equal stock's.
 """
 import argparse
@@ -28,8 +30,6 @@ import copy
 import json
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,9 +39,13 @@ from omegaconf import open_dict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
 
 import fairseq_fast  # noqa: E402,F401  (the plugin's overrides, as --user-dir loads them)
-import ctranslate2_baseline as ct2  # noqa: E402
+import demo  # noqa: E402
+from benchmarks import ctranslate2_worker as ct2  # noqa: E402
+from benchmarks.harness import (FIXED, FunctionEngine, Result, interleave,  # noqa: E402
+                                run_module, summarize)
 from benchmark import (add_model_args, batches, decode_all, load_target,  # noqa: E402
                        stock_generator)
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
@@ -51,18 +55,19 @@ from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator  # 
 SETTINGS = [("greedy", 1, 1), ("greedy", 1, 32), ("beam 5", 5, 1), ("beam 5", 5, 32)]
 
 
-def fairseq_engine(generator, model, samples, tgt_dict):
-    """run() -> ({id: target pieces}, seconds)"""
-    def run():
+def fairseq_engine(name, generator, model, samples, tgt_dict):
+    """An engine whose Result.outputs are {id: target pieces}."""
+    def run(part):
         start = time.perf_counter()
         _, hyps = decode_all(generator, model, samples, seed=0)
         seconds = time.perf_counter() - start
-        return {i: tgt_dict.string(torch.tensor(h)).split() for i, h in hyps.items()}, seconds
-    return run
+        return Result(seconds, outputs={i: tgt_dict.string(torch.tensor(h)).split()
+                                        for i, h in hyps.items()})
+    return FunctionEngine(name, run)
 
 
-def ct2_engine(samples, src_dict, beam, batch_size, threads, folder):
-    """run() -> ({id: target pieces}, seconds): CTranslate2 in a process of its own."""
+def ct2_engine(name, samples, src_dict, beam, batch_size, threads, folder):
+    """CTranslate2 in a process of its own, Result.outputs {id: target pieces}."""
     ids = [i for s in samples for i in s["id"].tolist()]
     sources = [src_dict.string(tokens[tokens.ne(src_dict.pad()) & tokens.ne(src_dict.eos())])
                .split() for s in samples for tokens in s["net_input"]["src_tokens"]]
@@ -70,17 +75,14 @@ def ct2_engine(samples, src_dict, beam, batch_size, threads, folder):
     with open(src, "w") as f:
         json.dump(sources, f)
 
-    def run():
-        done = subprocess.run([sys.executable, ct2.__file__, "--sources-json", src,
-                               "--out-json", out, "--beam", str(beam), "--batch-size",
-                               str(batch_size), "--threads", str(threads)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            sys.exit(f"benchmark_engines: ctranslate2_baseline.py failed:\n{done.stderr[-2000:]}")
+    def run(part):
+        run_module("benchmarks.ctranslate2_worker",
+                   ["--sources-json", src, "--out-json", out, "--beam", beam, "--batch-size",
+                    batch_size, "--threads", threads], "ctranslate2_worker", "benchmark_engines")
         with open(out) as f:
             result = json.load(f)
-        return dict(zip(ids, result["hyps"])), result["seconds"]
-    return run
+        return Result(result["seconds"], outputs=dict(zip(ids, result["hyps"])))
+    return FunctionEngine(name, run)
 
 
 def main():
@@ -95,13 +97,13 @@ def main():
     ap.add_argument("--draft-vocab", type=int, default=1536,
                     help="the speculative engine's draft shortlist, as make demo runs it "
                          "(0: the draft scores every token)")
-    ap.add_argument("--draft-vocab-counts", default=ct2.demo.COUNTS)
+    ap.add_argument("--draft-vocab-counts", default=demo.COUNTS)
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_engines.json"))
     args = ap.parse_args()
     torch.set_grad_enabled(False)
     torch.set_num_threads(args.threads)
     if os.path.abspath(args.target) != os.path.abspath(ct2.MODEL):
-        sys.exit("benchmark_engines: CTranslate2 runs the demo target only (ctranslate2_baseline"
+        sys.exit("benchmark_engines: CTranslate2 runs the demo target only (ctranslate2_worker"
                  ".py converts it); leave --target at its default")
     target, cfg, task = load_target(args.target, args.data)
     draft = load_draft(task, args.draft, target)
@@ -116,30 +118,24 @@ def main():
         gen_cfg = copy.deepcopy(cfg.generation)
         with open_dict(gen_cfg):
             gen_cfg.beam, gen_cfg.max_len_b = beam, 200
-        engines = {
-            "stock fairseq": fairseq_engine(stock_generator(task, target, gen_cfg), target,
-                                            samples, task.target_dictionary),
-            "fairseq_fast default": fairseq_engine(task.build_generator([target], gen_cfg),
-                                                   target, samples, task.target_dictionary),
-            **{f"CTranslate2@{t}": ct2_engine(samples, task.source_dictionary, beam, bsz, t,
-                                              folder) for t in ct2_threads}}
+        tgt = task.target_dictionary
+        engines = [
+            fairseq_engine("stock fairseq", stock_generator(task, target, gen_cfg), target,
+                           samples, tgt),
+            fairseq_engine("fairseq_fast default", task.build_generator([target], gen_cfg),
+                           target, samples, tgt),
+            *[ct2_engine(f"CTranslate2@{t}", samples, task.source_dictionary, beam, bsz, t,
+                         folder) for t in ct2_threads]]
         if beam == 1:
-            spec = SpeculativeSequenceGenerator([target], task.target_dictionary,
-                                                draft_model=draft, draft_len=4,
+            spec = SpeculativeSequenceGenerator([target], tgt, draft_model=draft, draft_len=4,
                                                 draft_vocab=vocab)
-            engines["fairseq_fast speculative"] = fairseq_engine(spec, target, samples,
-                                                                 task.target_dictionary)
-        seconds = {e: [] for e in engines}
-        outputs = {}
-        for _ in range(args.repeats):
-            for engine, run in engines.items():
-                outputs[engine], took = run()
-                seconds[engine].append(took)
-        stock = outputs["stock fairseq"]
+            engines.append(fairseq_engine("fairseq_fast speculative", spec, target, samples,
+                                          tgt))
+        figures = summarize(interleave(engines, None, args.repeats, FIXED),
+                            baseline="stock fairseq", sentences=n)
         row = {"setting": name, "beam": beam, "batch_size": bsz, "sentences": n, "engines": {
-            e: {"sent_per_s": n / statistics.median(t), "seconds": t,
-                "identical": sum(outputs[e][i] == stock[i] for i in stock) / len(stock)}
-            for e, t in seconds.items()}}
+            e: {"sent_per_s": f.sent_per_s, "seconds": f.runs_s, "identical": f.identical}
+            for e, f in figures.items()}}
         ct2.fold_thread_counts(row["engines"], "CTranslate2", ct2_threads)
         report["settings"].append(row)
         print(json.dumps(row), flush=True)

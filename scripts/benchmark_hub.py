@@ -17,9 +17,10 @@ transformer-big's shape), in one process, one hub per target, with the engines
                                   draft_vocab=1536 (as `make demo` runs it)
     ..., adaptive                 + adaptive_draft_len=True
 
-side by side (benchmark_scale.measure): each engine translates every sentence once untimed,
-then in each repeat every engine translates the same --sentences test sentences, one call each,
-the engines alternating and their order rotating between repeats. Per engine: the median over repeats of the total, as
+side by side (benchmarks.harness.interleave): each engine translates every sentence once
+untimed, then in each repeat every engine translates the same --sentences test sentences, one
+call each, the engines alternating and their order rotating between repeats. Per engine
+(benchmarks.harness.summarize): the median over repeats of the total, as
 sentences per second and ms per call, x stock, and the share of translations identical to
 stock's.
 """
@@ -36,11 +37,13 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, ROOT)
 
 import demo  # noqa: E402
+from benchmarks.harness import ROTATE, Result, interleave, summarize  # noqa: E402
+from benchmarks.probes import PeakRSS  # noqa: E402
 
 STOCK = "stock fairseq"
 
 
-def engines():
+def engine_settings():
     """{engine: translate() keyword arguments}."""
     spec = dict(beam=1, generator="speculative", draft_path=os.path.join(demo.EXAMPLE, "draft.pt"),
                 draft_len=4, draft_vocab=1536, draft_vocab_counts=demo.COUNTS)
@@ -59,37 +62,48 @@ def load_hub(checkpoint):
         sentencepiece_model=os.path.join(demo.EXAMPLE, "spm.model")).eval()
 
 
-def hub_engine(hub, settings, sentences):
-    """An engine for benchmark_scale.measure: run() -> ({i: translation}, seconds, words
-    written, peak RSS MiB); warm-up (untimed) loads the draft, packs weights, warms caches."""
-    from benchmark_scale import PeakRSS
+class HubEngine:
+    """One engine: translate() with its keyword arguments, one call per sentence of the part,
+    Result.outputs {i: translation}, tokens the words written; the warm-up (untimed) translates
+    every sentence once: it loads the draft, packs weights, warms caches."""
 
-    def run(warm_up=False):
-        if warm_up:
-            for s in sentences:
-                hub.translate(s, **settings)
-            return None
+    sliceable = False
+
+    def __init__(self, name, hub, settings, sentences):
+        self.name, self.hub, self.settings, self.sentences = name, hub, settings, sentences
+
+    def warm_up(self):
+        for s in self.sentences:
+            self.hub.translate(s, **self.settings)
+
+    def run(self, part):
         with PeakRSS() as rss:
             t0 = time.perf_counter()
-            out = {i: hub.translate(s, **settings) for i, s in enumerate(sentences)}
+            out = {i: self.hub.translate(s, **self.settings) for i, s in enumerate(part.items)}
             seconds = time.perf_counter() - t0
-        return out, seconds, sum(len(t.split()) for t in out.values()), rss.mib
-    return run
+        return Result(seconds, sum(len(t.split()) for t in out.values()), out, rss.bytes)
 
 
 def run_target(factor, sentences, repeats):
     """The engines' figures on the demo target widened `factor` times."""
-    from benchmark_scale import measure, widened_target
+    from benchmark_scale import widened_target
 
     checkpoint = widened_target(factor, os.path.join(demo.EXAMPLE, "target.pt"))
     hub = load_hub(checkpoint)
     print(f"[hub] x{factor}", flush=True)
-    figures, _ = measure({name: hub_engine(hub, settings, sentences)
-                          for name, settings in engines().items()}, repeats, len(sentences))
-    rows = [{"engine": name, "seconds": f["seconds"], "sent_per_s": f["sent_per_s"],
-             "ms_per_call": 1e3 / f["sent_per_s"],
-             "x_stock": f["sent_per_s"] / figures[STOCK]["sent_per_s"],
-             "identical": f["identical"]} for name, f in figures.items()]
+
+    def progress(repeat, name, r):
+        print(f"[hub]     {name}: {r.seconds:.2f} s, {r.tokens} words, "
+              f"{r.peak_rss_bytes / 2 ** 20:.0f} MiB", flush=True)
+
+    engines = [HubEngine(name, hub, settings, sentences)
+               for name, settings in engine_settings().items()]
+    timings = interleave(engines, sentences, repeats, ROTATE, on_result=progress)
+    figures = summarize(timings, STOCK, len(sentences))
+    rows = [{"engine": name, "seconds": f.runs_s, "sent_per_s": f.sent_per_s,
+             "ms_per_call": 1e3 / f.sent_per_s,
+             "x_stock": f.sent_per_s / figures[STOCK].sent_per_s,
+             "identical": f.identical} for name, f in figures.items()]
     parameters = sum(p.numel() for p in hub.models[0].parameters())
     return {"factor": factor, "parameters": parameters, "engines": rows}
 

@@ -7,10 +7,12 @@ process, alternating which runs first, several repeats, medians.
 Ours: the real `fairseq-generate` with the plugin (`--generator speculative --draft-len 4
 --draft-vocab 1536`, as `make demo`), timed by fairseq's own "Translated ... in Xs" line: the
 generation loop, which also turns every hypothesis into text, scores and prints it (model
-loading excluded). CTranslate2: `scripts/ctranslate2_baseline.py --no-fairseq`, the demo target
+loading excluded). CTranslate2: `python -m benchmarks.ctranslate2_worker --no-fairseq`, the demo
+target
 converted with CTranslate2's fairseq converter, timing translate_batch alone (model loading
 excluded), at each of --ct2-threads' intra-op thread counts (default 1 and 2), reported at its
-fastest. Each in its own process, because in one process CTranslate2's thread
+fastest. The engines take turns (benchmarks.harness.interleave, the order reversed in every
+other repeat). Each in its own process, because in one process CTranslate2's thread
 pool and torch's compete for the same cores and slow each other. Same sentences, same cores;
 run it with nothing else running.
 """
@@ -19,28 +21,39 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 
-import ctranslate2_baseline as ct2
 import demo
 from demo import ROOT
 
-SCRIPTS = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, ROOT)
+
+from benchmarks import ctranslate2_worker as ct2  # noqa: E402
+from benchmarks.harness import (REVERSE, FunctionEngine, Result, interleave,  # noqa: E402
+                                run_module)
+
+OURS = "fairseq_fast speculative"
 
 
 def ours(data):
-    return demo.generate(data, 1, plugin=True, draft_vocab=1536)["sentences_per_s"]
+    """The plugin's engine: Result.figures["sentences_per_s"] as fairseq-generate logs it."""
+    def run(part):
+        done = demo.generate(data, 1, plugin=True, draft_vocab=1536)
+        return Result(done["seconds"], figures={"sentences_per_s": done["sentences_per_s"]})
+    return FunctionEngine(OURS, run)
 
 
 def ctranslate2(sentences, threads):
-    done = subprocess.run([sys.executable, os.path.join(SCRIPTS, "ctranslate2_baseline.py"),
-                           "--sentences", str(sentences), "--no-fairseq",
-                           "--threads", str(threads)],
-                          capture_output=True, text=True, cwd=ROOT)
-    if done.returncode != 0:
-        sys.exit(f"benchmark_latency: ctranslate2_baseline.py failed:\n{done.stderr[-2000:]}")
-    return float(re.search(r"\(([\d.]+) sentences/s\)", done.stdout).group(1))
+    """CTranslate2 at `threads` intra-op threads, in a process of its own: the worker's
+    seconds and sentences/s."""
+    def run(part):
+        out = run_module("benchmarks.ctranslate2_worker",
+                         ["--sentences", sentences, "--no-fairseq", "--threads", threads],
+                         "ctranslate2_worker", "benchmark_latency")
+        seconds = float(re.search(r"in ([\d.]+)s \(", out).group(1))
+        rate = float(re.search(r"\(([\d.]+) sentences/s\)", out).group(1))
+        return Result(seconds, figures={"sentences_per_s": rate})
+    return FunctionEngine(f"CTranslate2, {ct2.threads_label([threads])}", run)
 
 
 def main():
@@ -53,19 +66,21 @@ def main():
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_latency.json"))
     args = ap.parse_args()
     data = demo.binarise(args.sentences)
-    by_threads = {t: [] for t in args.ct2_threads}
-    ours_runs = []
-    for r in range(args.repeats):
-        order = [("fairseq_fast speculative", ours_runs, lambda: ours(data))]
-        order += [(f"CTranslate2, {ct2.threads_label([t])}", by_threads[t],
-                   lambda t=t: ctranslate2(args.sentences, t)) for t in args.ct2_threads]
-        for name, runs, fn in (order if r % 2 == 0 else order[::-1]):
-            runs.append(fn())
-            print(f"[latency] repeat {r + 1}: {name} {runs[-1]:.2f} sentences/s", flush=True)
+    engines = [ours(data)] + [ctranslate2(args.sentences, t) for t in args.ct2_threads]
+
+    def progress(repeat, name, result):
+        print(f"[latency] repeat {repeat + 1}: {name} "
+              f"{result.figures['sentences_per_s']:.2f} sentences/s", flush=True)
+
+    timings = interleave(engines, None, args.repeats, REVERSE, on_result=progress)
+    rates = {name: [r.figures["sentences_per_s"] for r in rs]
+             for name, rs in timings.runs.items()}
+    ours_runs = rates[OURS]
+    by_threads = {t: rates[e.name] for t, e in zip(args.ct2_threads, engines[1:])}
     best = ct2.fastest({t: statistics.median(v) for t, v in by_threads.items()})
-    runs = {"fairseq_fast speculative": ours_runs, "CTranslate2": by_threads[best]}
+    runs = {OURS: ours_runs, "CTranslate2": by_threads[best]}
     medians = {name: statistics.median(v) for name, v in runs.items()}
-    ratio = medians["fairseq_fast speculative"] / medians["CTranslate2"]
+    ratio = medians[OURS] / medians["CTranslate2"]
     print(f"\ngreedy, batch 1, float32, {args.sentences} test sentences, 2 threads "
           f"(CTranslate2 {best}, the fastest of {'/'.join(map(str, args.ct2_threads))}), "
           f"{args.repeats} repeats (medians)")

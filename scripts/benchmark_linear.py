@@ -8,7 +8,8 @@ small_gemm.py), side by side against stock fairseq in one process.
 Settings: speculative greedy at batch 1 and 8 and speculative sampling (T=1) at batch 1 (the
 demo draft, --draft-len 4, full vocabulary), and the plugin's default generator at beam 5,
 batch 1 and 32. Per repeat: stock, then the three plugin variants in a rotating order (each runs
-first, second and third in turn), all with the repeat's seed; medians. Also reported: the share
+first, second and third in turn: benchmarks.harness.interleave), all with the repeat's seed;
+medians. Also reported: the share
 of sentences whose tokens equal stock's (float32; not for sampling, whose random draws differ
 from stock's). Then the kernels alone: microseconds per call of F.linear (MKL), oneDNN on a
 packed weight and the small-matrix kernel, per weight shape and row count, cycling through
@@ -27,12 +28,15 @@ import torch.nn.functional as F
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
 
 import fairseq_fast  # noqa: E402,F401  (plugin overrides, as --user-dir would apply them)
 from fairseq.tasks import FairseqTask  # noqa: E402
 
 from benchmark import add_model_args, batches, decode_all, load_target  # noqa: E402
 from benchmark_defaults import gen_args  # noqa: E402
+from benchmarks.harness import (ROTATE_REST, FunctionEngine, Result,  # noqa: E402
+                                interleave, summarize)
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
 from fairseq_fast.kernels import small_gemm  # noqa: E402
 from fairseq_fast.kernels.packed_linear import onednn_available  # noqa: E402
@@ -59,15 +63,23 @@ def generators(task, cfg, target, draft, kind, beam):
             gen = SpeculativeSequenceGenerator(
                 [target], task.target_dictionary, draft_model=draft, draft_len=4,
                 sampling=sampling, temperature=1.0, kernels=packed)
-            linears = [gen.target.linear, gen.proposer.lean.linear]
+            linears = [gen.target.lean.linear, gen.proposer.backend.lean.linear]
         else:
             args.no_fast_linear = not packed
             gen = task.build_generator([target], args)
-            linears = [lean.linear for lean in gen.model.lean]
+            linears = [backend.lean.linear for backend in gen.model.backends]
         for linear in linears:
             linear.kernel = variant == "kernel"
         plugin[variant] = gen
     return stock, plugin
+
+
+def engine(name, generator, model, samples):
+    """decode_all with the repeat's seed; Result.outputs {id: tokens}."""
+    def run(part):
+        seconds, hyps = decode_all(generator, model, samples, part.repeat)
+        return Result(seconds, outputs=hyps)
+    return FunctionEngine(name, run)
 
 
 def same(hyps, packed, kind):
@@ -132,16 +144,11 @@ def main():
     for kind, bsz, beam in [] if args.kernels_only else SETTINGS:
         samples, n = batches(task, args.sentences, bsz)
         stock, plugin = generators(task, cfg, target, draft, kind, beam)
-        times = {"stock": [], **{v: [] for v in VARIANTS}}
-        hyps = {}
-        for r in range(args.repeats):
-            t, hyps["stock"] = decode_all(stock, target, samples, r)
-            times["stock"].append(t)
-            shift = r % len(VARIANTS)
-            for variant in VARIANTS[shift:] + VARIANTS[:shift]:
-                t, hyps[variant] = decode_all(plugin[variant], target, samples, r)
-                times[variant].append(t)
-        med = {k: statistics.median(v) for k, v in times.items()}
+        engines = [engine("stock", stock, target, samples),
+                   *[engine(v, plugin[v], target, samples) for v in VARIANTS]]
+        timings = interleave(engines, None, args.repeats, ROTATE_REST, warm_up=False)
+        med = {k: f.seconds for k, f in summarize(timings).items()}
+        hyps = {k: rs[-1].outputs for k, rs in timings.runs.items()}
         row = {"setting": kind, "batch_size": bsz, "sentences": n,
                "stock_sent_per_s": n / med["stock"]}
         for v in VARIANTS:

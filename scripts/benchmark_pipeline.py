@@ -9,8 +9,9 @@ beam 5), on the first --sentences test pairs:
 - P, what fairseq's serial loop spends turning batches into text and scores: measured in this
   process by generating once and timing postprocess.GenerateLines (the loop's per-batch work,
   byte-identical output; see tests/test_pipeline.py) and the scorer over every batch;
-- the real fairseq-generate with --postprocess-workers 0 and N, alternating, --repeats times,
-  medians: wall clock W0 and WN (start to exit) and the generation seconds fairseq logs, G.
+- the real fairseq-generate with --postprocess-workers 0 and N, alternating (0 first in every
+  repeat: benchmarks.harness.interleave), --repeats times, medians: wall clock W0 and WN
+  (start to exit) and the generation seconds fairseq logs, G.
 hidden = ((W0 - G0) - (WN - GN)) / P: the share of the post-processing the workers took off the
 main loop (what a run spends outside generation, serial minus pipelined, over P; start-up and
 loading cancel out). Wall-clock saved is W0 - WN; on 2 cores the workers also take CPU time from
@@ -28,8 +29,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
 
 import demo  # noqa: E402
+from benchmarks.harness import FIXED, FunctionEngine, Result, interleave  # noqa: E402
 
 SETTINGS = {"greedy": ["--beam", "1"], "beam5": ["--beam", "5"]}
 
@@ -103,6 +106,15 @@ def run_cli(args, workers):
     return wall, generation, result.stdout
 
 
+def cli_engine(args, workers):
+    """fairseq-generate with --postprocess-workers `workers`: Result.seconds the wall clock,
+    figures["generation_s"] what fairseq logs, outputs its stdout."""
+    def run(part):
+        wall, generation, stdout = run_cli(args, workers)
+        return Result(wall, outputs=stdout, figures={"generation_s": generation})
+    return FunctionEngine(str(workers), run)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sentences", type=int, default=400)
@@ -118,13 +130,11 @@ def main():
     for setting in args.settings.split(","):
         cli = cli_args(data, setting, args.batch_size)
         post = postprocess_seconds(cli)
-        runs = {0: [], args.workers: []}
-        outputs = {}
-        for _ in range(args.repeats):
-            for n in runs:
-                wall, gen, stdout = run_cli(cli, n)
-                runs[n].append((wall, gen))
-                outputs[n] = stdout
+        counts = list(dict.fromkeys([0, args.workers]))
+        timings = interleave([cli_engine(cli, n) for n in counts], None, args.repeats, FIXED)
+        runs = {n: [(r.seconds, r.figures["generation_s"]) for r in timings.runs[str(n)]]
+                for n in counts}
+        outputs = {n: timings.runs[str(n)][-1].outputs for n in counts}
         med = {n: [statistics.median(x) for x in zip(*[(w, g, w - g) for w, g in r])]
                for n, r in runs.items()}
         (w0, g0, outside0), (wn, gn, outside_n) = med[0], med[args.workers]

@@ -36,13 +36,13 @@ rather than memory, so fewer drafts a pass pay there. Each speculative engine ru
 at --draft-len or --big-draft-len and up to twice it, whatever the batch size); its peak RSS is
 its fixed-length engine's (the same models and buffers), and a line gives its mean window.
 
-CTranslate2 converts the same widened checkpoint (ctranslate2_baseline.convert, float32) and runs
-each time in a process of its own (a CTranslate2 runtime in this process slows torch's runs, and
-torch's slow it); compute_type="int8" quantizes the float32 model when loading it, which is what a
-CPU user of CTranslate2 runs. It runs at each of --ct2-threads' intra_threads counts (default 1
-and --threads), each count an engine of its own in the alternation, and each row reports it at
-its fastest count (named beside it). Per run: seconds, tokens written (EOS included) and the
-share of sentences identical to stock fairseq's.
+CTranslate2 converts the same widened checkpoint (benchmarks/ctranslate2_worker.py, float32) and
+runs each time in a process of its own (a CTranslate2 runtime in this process slows torch's
+runs, and torch's slow it); compute_type="int8" quantizes the float32 model when loading it,
+which is what a CPU user of CTranslate2 runs. It runs at each of --ct2-threads' intra_threads
+counts (default 1 and --threads), each count an engine of its own in the alternation, and each
+row reports it at its fastest count (named beside it). Per run: seconds, tokens written (EOS
+included) and the share of sentences identical to stock fairseq's.
 
 Peak RSS is each engine's alone: CTranslate2's process's own (VmHWM); for a fairseq engine, a
 process of its own loads the target (and the draft, for the engines that use it), builds the
@@ -130,131 +130,39 @@ those hypotheses equal to the x1 target's (widening changes only float rounding)
 the N sentences is the draft's acceptance rate against that target.
 
 Prints a table per F and a summary, writes JSON, plots step time against model size (PNG).
-Internal modes (not for users): --ct2-convert MODEL OUT, --ct2-run JOB.json, --rss-probe
-JOB.json and --stream MIB THREADS REPEATS.
+The triads are benchmarks.probes' and CTranslate2 runs in benchmarks.ctranslate2_worker's
+processes. Internal mode (not for users): --rss-probe JOB.json.
 """
 import argparse
 import copy
 import gc
 import json
-import math
 import os
-import re
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
 WORK = os.path.join(ROOT, "work", "scale")
 
+from benchmarks.harness import (ROTATE, FunctionEngine, Result, interleave,  # noqa: E402
+                                run_module, slice_of, summarize)
+from benchmarks.probes import PeakRSS, bandwidth, l3_mib, peak_rss_mib  # noqa: E402
 
-# -- CTranslate2, in processes of their own ---------------------------------------------------
-def ct2_convert_main(model_path, out_dir):
-    import ctranslate2_baseline as ct2
-
-    ct2.convert(model_path, ct2.EXAMPLE, out_dir)
-
-
-def ct2_run_main(job_path):
-    """Load the converted model with the job's compute_type, warm up, time translate_batch on
-    the job's sources alone; write {hyps, seconds, peak_rss_mib} to the job's out path."""
-    import ctranslate2
-
-    import ctranslate2_baseline as ct2
-
-    with open(job_path) as f:
-        job = json.load(f)
-    translator = ctranslate2.Translator(job["model_dir"], device="cpu",
-                                        compute_type=job["compute_type"], inter_threads=1,
-                                        intra_threads=job["threads"])
-    ct2.translate_tokens(translator, job["sources"][:1], job["beam"], 1)  # warm-up
-    start = time.perf_counter()
-    hyps, _ = ct2.translate_tokens(translator, job["sources"], job["beam"], job["batch_size"])
-    seconds = time.perf_counter() - start
-    with open(job["out"], "w") as f:
-        json.dump({"hyps": hyps, "seconds": seconds, "peak_rss_mib": vm_hwm_mib()}, f)
+# benchmark_draft.py imports slice_of from here
+__all__ = ["slice_of"]
 
 
 def _subprocess(args, what):
-    """Run this script with `args` in a new process; its stdout."""
+    """Run this script with `args` in a new process (its --rss-probe mode); its stdout."""
     done = subprocess.run([sys.executable, os.path.abspath(__file__), *args],
                           capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"benchmark_scale: {what} failed:\n{done.stderr[-2000:]}")
     return done.stdout
-
-
-# -- the machine ----------------------------------------------------------------------------
-def l3_mib():
-    try:
-        with open("/sys/devices/system/cpu/cpu0/cache/index3/size") as f:
-            size = f.read().strip()
-        return int(size[:-1]) / 1024 if size.endswith("K") else int(size) / 2 ** 20
-    except (OSError, ValueError):
-        return None
-
-
-def bandwidth(mib, threads, repeats=5):
-    """(triad GB/s, read GB/s), best of `repeats`: a = b + 3 c over float32 arrays of `mib` MiB
-    each (3 arrays moved, as STREAM counts them), and sum(b) (1 array read). Runs in a process
-    of its own: freeing gigabytes slows the next allocations of the process that held them."""
-    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--stream", str(mib),
-                           str(threads), str(repeats)], capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"benchmark_scale: bandwidth measurement failed:\n{done.stderr[-2000:]}")
-    return tuple(json.loads(done.stdout.strip().splitlines()[-1]))
-
-
-def stream_main(mib, threads, repeats):
-    import torch
-
-    torch.set_num_threads(threads)
-
-    n = mib * 2 ** 20 // 4
-    a, b, c = torch.empty(n), torch.rand(n), torch.rand(n)
-    torch.add(b, c, alpha=3.0, out=a)  # touch every page first
-    triad = read = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        torch.add(b, c, alpha=3.0, out=a)
-        triad = min(triad, time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        b.sum()
-        read = min(read, time.perf_counter() - t0)
-    print(json.dumps([3 * n * 4 / triad / 1e9, n * 4 / read / 1e9]))
-
-
-def vm_hwm_mib():
-    """This process's peak resident set size in MiB: VmHWM, which (unlike ru_maxrss) does not
-    carry a parent's size over fork + exec; ru_maxrss where /proc is missing."""
-    try:
-        with open("/proc/self/status") as f:
-            return int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1)) / 1024
-    except (OSError, AttributeError):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-class PeakRSS:
-    """Peak resident set size of this process during a `with` block, in MiB: the kernel's
-    high-water mark is reset on entry (/proc/self/clear_refs, Linux >= 4.0). Where that is not
-    allowed, the process's peak so far is reported and `reset` is False."""
-
-    def __enter__(self):
-        try:
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")
-            self.reset = True
-        except OSError:
-            self.reset = False
-        return self
-
-    def __exit__(self, *exc):
-        self.mib = vm_hwm_mib()
-        return False
 
 
 # -- models -----------------------------------------------------------------------------------
@@ -276,7 +184,8 @@ def widened_target(factor, target):
 
 def ct2_model(factor, path):
     out = os.path.join(WORK, f"ct2_x{factor}")
-    _subprocess(["--ct2-convert", path, out], f"CTranslate2 conversion of {path}")
+    run_module("benchmarks.ctranslate2_worker", ["--convert", path, out],
+               f"CTranslate2 conversion of {path}", "benchmark_scale")
     return out
 
 
@@ -437,7 +346,7 @@ def rss_probe_main(job_path):
                                 job["draft_len"])
     samples, _ = batches(task, job["sentences"], job["batch_size"])
     decode_all(generator, target, samples[-1:], seed=0)  # sorted by length: the longest
-    print(json.dumps(vm_hwm_mib()))
+    print(json.dumps(peak_rss_mib()))
 
 
 def rss_alone(engine, path, args, beam, batch_size, sentences, folder):
@@ -477,11 +386,6 @@ def fairseq_engine(generator, model, samples, tgt_dict, peak=PeakRSS, warm_all=F
     return run
 
 
-def slice_of(items, i, parts):
-    """The i-th of `parts` contiguous slices of `items`, as even as they divide."""
-    return items[len(items) * i // parts: len(items) * (i + 1) // parts]
-
-
 REGIME_AGREEMENT = 0.15  # the two triads around a run: within this of each other, or left out
 
 
@@ -515,7 +419,8 @@ def ct2_engine(model_dir, compute_type, sources, ids, beam, batch_size, threads,
     def run(warm_up=False):
         if warm_up:  # each process warms up on its own
             return None
-        _subprocess(["--ct2-run", job], f"CTranslate2 {compute_type}")
+        run_module("benchmarks.ctranslate2_worker", ["--job", job], f"CTranslate2 {compute_type}",
+                   "benchmark_scale")
         with open(out) as f:
             result = json.load(f)
         tokens = sum(len(h) + 1 for h in result["hyps"])  # + </s>, as fairseq counts
@@ -524,57 +429,47 @@ def ct2_engine(model_dir, compute_type, sources, ids, beam, batch_size, threads,
 
 
 def ct2_label(report):
-    import ctranslate2_baseline as ct2
+    from benchmarks import ctranslate2_worker as ct2
 
     return ct2.threads_label(report["ct2_threads"])
 
 
 def measure(engines, repeats, n, slices=1, bracket=None, brackets=None,
             reference="stock fairseq"):
-    """Warm every engine up, then run each `repeats` times, the order rotating between repeats.
-    The engines whose runs can be sliced (fairseq_engine's) go first in each repeat, as one
-    block: they decode their batches in `slices` slices, the engines taking turns slice by
-    slice, so that each one's run of a repeat is spread over the same minutes as
-    the others' (a shared machine's bandwidth may switch level for seconds to minutes: whole
-    runs one after another can meet different levels); a run's figures are its slices' sums.
-    The others (CTranslate2's, each in a process of its own) then run whole. bracket: a
-    function measuring the memory bandwidth, called just before and just after each repeat's
-    block, the (before, after) pairs appended to `brackets`. An engine's `identical`: the share
-    of sentences whose output equals the `reference` engine's. Returns ({engine: figures},
-    {engine: outputs of its last run})."""
-    names = list(engines)
-    for e in names:
-        engines[e](warm_up=True)
-    runs = {e: [] for e in names}
-    outputs = {}
-    for r in range(repeats):
-        order = names[r % len(names):] + names[:r % len(names)]
-        block = [e for e in order if getattr(engines[e], "sliced", False)]
-        done = {e: ({}, 0.0, 0, 0.0) for e in block}
-        before = bracket() if bracket else None
-        for i in range(slices):  # slice 0 of 1: the whole run
-            for e in block:
-                hyps, seconds, tokens, rss = engines[e](part=(i, slices))
-                h, s, t, m = done[e]
-                done[e] = ({**h, **hyps}, s + seconds, t + tokens, max(m, rss))
-        if bracket:
-            brackets.append((before, bracket()))
-        for e in order:
-            hyps, seconds, tokens, rss = done[e] if e in done else engines[e]()
-            outputs[e] = hyps
-            runs[e].append((seconds, tokens, rss))
-            print(f"[scale]     {e}: {seconds:.2f} s, {tokens} tokens, {rss:.0f} MiB",
-                  flush=True)
-    stock = outputs[reference]
+    """benchmarks.harness.interleave over this script's engines, the order rotating between
+    repeats. engines: {name: run(warm_up=False, part=None) -> ({id: output}, seconds, tokens
+    written, peak memory MiB)}; those with a true `sliced` attribute (fairseq_engine's) take
+    run(part=(i, slices)) and go first in each repeat, as one block, taking turns slice by
+    slice, so that each one's run of a repeat is spread over the same minutes as the others'
+    (a shared machine's bandwidth may switch level for seconds to minutes: whole runs one after
+    another can meet different levels); a run's figures are its slices' sums. The others
+    (CTranslate2's, each in a process of its own) then run whole. bracket: a function measuring
+    the memory bandwidth, called just before and just after each repeat's block, the (before,
+    after) pairs appended to `brackets`. An engine's `identical`: the share of sentences whose
+    output equals the `reference` engine's. Returns ({engine: figures}, {engine: outputs of its
+    last run})."""
+    def adapt(name, fn):
+        def run(part):
+            whole = not getattr(fn, "sliced", False)
+            out, seconds, tokens, mib = fn() if whole else fn(part=(part.slice, part.slices))
+            return Result(seconds, tokens, out, mib * 2 ** 20)
+        return FunctionEngine(name, run, lambda: fn(warm_up=True),
+                              getattr(fn, "sliced", False))
+
+    def progress(repeat, name, r):
+        print(f"[scale]     {name}: {r.seconds:.2f} s, {r.tokens} tokens, "
+              f"{r.peak_rss_bytes / 2 ** 20:.0f} MiB", flush=True)
+
+    timings = interleave([adapt(name, fn) for name, fn in engines.items()], None, repeats,
+                         ROTATE, slices, bracket, on_result=progress)
+    if brackets is not None:
+        brackets.extend(timings.brackets)
     figures = {}
-    for e in names:
-        seconds = statistics.median(s for s, _, _ in runs[e])
-        tokens = runs[e][-1][1]
-        figures[e] = {"sent_per_s": n / seconds, "seconds": [s for s, _, _ in runs[e]],
-                      "tokens": tokens, "ms_per_token": 1e3 * seconds / tokens,
-                      "peak_rss_mib": max(m for _, _, m in runs[e]),
-                      "identical": sum(outputs[e][i] == stock[i] for i in stock) / len(stock)}
-    return figures, outputs
+    for e, f in summarize(timings, reference, n).items():
+        figures[e] = {"sent_per_s": f.sent_per_s, "seconds": f.runs_s, "tokens": f.tokens,
+                      "ms_per_token": 1e3 * f.seconds / f.tokens,
+                      "peak_rss_mib": f.peak_rss_bytes / 2 ** 20, "identical": f.identical}
+    return figures, {e: rs[-1].outputs for e, rs in timings.runs.items()}
 
 
 def timed_methods(spec):
@@ -623,7 +518,7 @@ def speculation_timers(spec, run_spec):
 
 def encoder_timer(generator, run):
     """Time the plugin's default generator's encoders and cross-attention K/V (its ensemble's
-    forward_encoder and each lean decoder's init_state) inside its timed runs: (timer, run
+    forward_encoder and each decoder backend's init_state) inside its timed runs: (timer, run
     wrapped), or (None, run) where the generator has no lean ensemble."""
     from benchmark import CallTimer
     from fairseq_fast.decoding.ensemble import FastEnsembleModel
@@ -632,8 +527,8 @@ def encoder_timer(generator, run):
     if not isinstance(model, FastEnsembleModel):
         return None, run
     timer = CallTimer().wrap(model, "forward_encoder")
-    for lean in model.lean:
-        timer.wrap(lean, "init_state")
+    for backend in model.backends:
+        timer.wrap(backend, "init_state")
 
     def timed(warm_up=False, **part):
         result = run(warm_up, **part)
@@ -765,14 +660,15 @@ def run_scale(factor, args, folder, reference):
              "weight_bytes_per_step_plugin": weight_bytes(dec, "plugin"), "rows": []}
     # what reading the weights' footprint alone runs at (it may fit in a large L3)
     _, scale["read_gbs_at_weights"] = bandwidth(
-        -(-scale["weight_bytes_per_step"] // 2 ** 20), args.threads)
+        -(-scale["weight_bytes_per_step"] // 2 ** 20), args.threads, prefix="benchmark_scale")
     first, _ = batches(task, 1, 1)
     scale["ffn_density"] = ffn_density(target, task, batches(task, 8, 1)[0], cfg)
     scale["weight_bytes_per_step_read"] = bytes_read(
         dec, scale["weight_bytes_per_step_plugin"], scale["ffn_density"]["decoder"])
-    before = bandwidth(args.stream_mib, args.threads, repeats=3)[0]
+    before = bandwidth(args.stream_mib, args.threads, 3, "benchmark_scale")[0]
     scale["target_costs"] = step_costs(target, first[0], args.draft_len)
-    scale["lean_step_triads"] = (before, bandwidth(args.stream_mib, args.threads, repeats=3)[0])
+    scale["lean_step_triads"] = (before, bandwidth(args.stream_mib, args.threads, 3,
+                                                   "benchmark_scale")[0])
     scale["draft_costs"] = step_costs(draft, first[0], args.draft_len)
     scale["c_step"] = (scale["draft_costs"]["lean_step_ms"]
                        / scale["target_costs"]["lean_step_ms"])
@@ -811,10 +707,10 @@ def run_scale(factor, args, folder, reference):
         brackets = []  # greedy: the triads just before and after each repeat's block
         figures, outputs = measure(
             engines, args.repeats, n, slices=args.slices, brackets=brackets,
-            bracket=((lambda: bandwidth(args.stream_mib, args.threads, repeats=3)[0])
+            bracket=((lambda: bandwidth(args.stream_mib, args.threads, 3, "benchmark_scale")[0])
                      if beam == 1 else None))
         if ct2_dir:
-            import ctranslate2_baseline as ct2
+            from benchmarks import ctranslate2_worker as ct2
 
             for compute_type in ("float32", "int8"):
                 ct2.fold_thread_counts(figures, f"CTranslate2 {compute_type}", args.ct2_threads)
@@ -1189,17 +1085,11 @@ def plot(report, png):
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--ct2-convert":
-        return ct2_convert_main(sys.argv[2], sys.argv[3])
-    if len(sys.argv) > 1 and sys.argv[1] == "--ct2-run":
-        return ct2_run_main(sys.argv[2])
     if len(sys.argv) > 1 and sys.argv[1] == "--rss-probe":
         return rss_probe_main(sys.argv[2])
-    if len(sys.argv) > 1 and sys.argv[1] == "--stream":
-        return stream_main(*(int(x) for x in sys.argv[2:5]))
     import torch
 
-    import ctranslate2_baseline as ct2
+    from benchmarks import ctranslate2_worker as ct2
     import demo
     from benchmark import add_model_args
     import fairseq_fast  # noqa: F401  (the plugin's overrides, as --user-dir loads them)
@@ -1254,7 +1144,7 @@ def main():
               "scales": []}
 
     def measure_bandwidth():
-        triad, read = bandwidth(args.stream_mib, args.threads)
+        triad, read = bandwidth(args.stream_mib, args.threads, prefix="benchmark_scale")
         report["bandwidth"]["triad_gbs"].append(triad)
         report["bandwidth"]["read_gbs"].append(read)
         print(f"[scale] bandwidth: triad {triad:.1f} GB/s, read {read:.1f} GB/s", flush=True)
