@@ -21,7 +21,9 @@ what is worth keeping across generators is kept per model here, not per generato
                                                       dictionary (self_draft.py)
 
 Drafts are held weakly where they are keys (a draft dies with the last generator using it),
-and the runtime itself only while its model lives.
+and the runtime itself only while its model lives. Not kept here: each generator's decoder
+backends (decoding/backends.py), whose scratch buffers and argument structs must not be shared
+by generators that run at once (threads calling the hub).
 """
 import weakref
 from typing import Dict, Optional
