@@ -16,21 +16,21 @@ import shutil
 import subprocess
 import sys
 
-from tiny_pair import _bin, _finished
+from tiny_pair import COMMON_TRAINING, _bin, train_side_by_side
 
 TRANSLATION = ["--task", "translation", "--arch", "transformer", "--encoder-layers", "1",
                "--decoder-layers", "2", "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",
                "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64",
                "--encoder-attention-heads", "2", "--decoder-attention-heads", "2",
                "--share-decoder-input-output-embed", "--criterion", "cross_entropy",
-               "--max-source-positions", "64",
-               "--max-target-positions", "64"]
+               "--max-source-positions", "64", "--max-target-positions", "64",
+               *COMMON_TRAINING]
 CONFIGS = {
     "quant_noise": (TRANSLATION + ["--quant-noise-pq", "0.1",
-                                   "--quant-noise-pq-block-size", "8"], 400),
+                                   "--quant-noise-pq-block-size", "8"], 200),
     "prenorm_nopos": (TRANSLATION + ["--encoder-normalize-before", "--decoder-normalize-before",
                                      "--no-token-positional-embeddings",
-                                     "--layernorm-embedding"], 400),
+                                     "--layernorm-embedding"], 200),
     "adaptive_lm": (["--task", "language_modeling", "--arch", "transformer_lm",
                      "--decoder-layers", "2", "--decoder-embed-dim", "32",
                      "--decoder-ffn-embed-dim", "64", "--decoder-attention-heads", "2",
@@ -39,7 +39,7 @@ CONFIGS = {
                      "--decoder-input-dim", "32", "--decoder-output-dim", "32",
                      "--criterion", "adaptive_loss", "--ddp-backend", "legacy_ddp",
                      "--tokens-per-sample", "64", "--sample-break-mode", "eos",
-                     "--max-target-positions", "64"], 400),
+                     "--max-target-positions", "64", *COMMON_TRAINING], 200),
 }
 
 
@@ -56,31 +56,20 @@ def _lm_data(pair: str, out: str) -> str:
     return data
 
 
-def _train(data: str, save: str, args, updates: int) -> None:
-    env = dict(os.environ, OMP_NUM_THREADS="2")
-    result = subprocess.run(
-        [_bin("fairseq-train"), data, *args, "--optimizer", "adam", "--lr", "3e-3",
-         "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "100", "--max-tokens", "2000",
-         "--max-update", str(updates), "--dropout", "0.0",
-         "--no-epoch-checkpoints", "--save-dir", save, "--seed", "1", "--num-workers", "0",
-         "--log-format", "none", "--disable-validation"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if result.returncode != 0 and not _finished(save, updates, result.stderr):
-        raise subprocess.CalledProcessError(result.returncode, result.args, stderr=result.stderr)
-
-
 def build(pair: str, out: str) -> str:
-    """out/<name>.pt for every configuration, and out/lm-bin (idempotent)."""
+    """out/<name>.pt for every configuration, and out/lm-bin (idempotent); the missing ones
+    train side by side."""
     os.makedirs(out, exist_ok=True)
+    jobs = {}
     for name, (args, updates) in CONFIGS.items():
-        path = os.path.join(out, f"{name}.pt")
-        if os.path.exists(path):
+        if os.path.exists(os.path.join(out, f"{name}.pt")):
             continue
         lm = "language_modeling" in args
         data = _lm_data(pair, out) if lm else os.path.join(pair, "data-bin")
-        save = os.path.join(out, f"ckpt_{name}")
-        shutil.rmtree(save, ignore_errors=True)
-        _train(data, save, args, updates)
+        jobs[name] = (data, os.path.join(out, f"ckpt_{name}"), args, updates)
+    train_side_by_side(list(jobs.values()))
+    for name, (_, save, _, _) in jobs.items():
+        path = os.path.join(out, f"{name}.pt")
         os.replace(os.path.join(save, "checkpoint_last.pt"), path + ".tmp")
         os.replace(path + ".tmp", path)
         shutil.rmtree(save)
