@@ -135,15 +135,15 @@ class FusedBackend(DecoderBackend):
                 self.last_inputs = packed.size(0)
             else:
                 scores = self.whole.forward(state, tokens, total)
-            state.lengths = start + (n if counts is None else counts)
-            return lean._scatter(scores)
+            lean.end_call(state, start, n, counts)
+            return self.scores_to_logits(scores)
         if not self.layers.ready(bsz * n):
             return lean.forward(state, tokens, need_attn, counts)
         start, _, total = lean.begin_call(state, n)
         positions = start[:, None] + torch.arange(n, device=tokens.device)[None, :]
         x = lean.embed(tokens, positions, total).contiguous()  # updated in place by the layers
         attn = self.layers.run(x, state, start, total, need_attn)
-        state.lengths = start + (n if counts is None else counts)
+        lean.end_call(state, start, n, counts)
         logits = lean.output(x)
         return (logits, attn) if need_attn else logits
 
@@ -170,7 +170,7 @@ class GraphBackend(DecoderBackend):
             return self.lean.forward(state, tokens, need_attn, counts)
         start, _, _ = self.lean.begin_call(state, tokens.size(1))
         out = self.graphs.run(state, tokens, need_attn)  # this call's ops, replayed
-        state.lengths = start + (tokens.size(1) if counts is None else counts)
+        self.lean.end_call(state, start, tokens.size(1), counts)
         return out
 
 

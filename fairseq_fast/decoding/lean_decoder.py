@@ -228,6 +228,12 @@ class LeanDecoder:
         state.wrote(lo, n)
         return start, lo, hi + n
 
+    def end_call(self, state: DecoderState, start: Tensor, n: int,
+                 counts: Optional[Tensor] = None) -> None:
+        """Close a call that begin_call opened: each row advances by its n inputs, or by its
+        counts where the rows are ragged."""
+        state.lengths = start + (n if counts is None else counts)
+
     def forward(self, state: DecoderState, tokens: Tensor, need_attn: bool = False,
                 counts: Optional[Tensor] = None):
         """tokens [B, n] -> logits [B, n, V] (features [B, n, C] for an adaptive softmax: what
@@ -247,7 +253,7 @@ class LeanDecoder:
         positions = start[:, None] + torch.arange(n, device=tokens.device)[None, :]  # [B, n]
         x = self.embed(tokens, positions, total)
         x, attn = self._layers(x, state, start, positions, lo, total, need_attn)
-        state.lengths = start + (n if counts is None else counts)
+        self.end_call(state, start, n, counts)
         logits = self.output(x)
         return (logits, attn) if need_attn else logits
 
