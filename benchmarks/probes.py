@@ -1,5 +1,6 @@
 """What the machine gives: memory bandwidth (a STREAM-like triad and a plain read), the L3 size,
-and a process's peak resident set.
+a process's peak resident set, and the environment a benchmark's figures depend on (CPU, ISA,
+cores, GPU, versions, commit, date).
 
     python -m benchmarks.probes bandwidth [--mib 1024] [--threads N] [--repeats 5]
     python -m benchmarks.probes rss
@@ -10,12 +11,19 @@ first in a process of its own: freeing gigabytes slows the next allocations of t
 held them.
 """
 import argparse
+import datetime
+import importlib
 import json
 import math
+import os
+import platform
 import re
 import resource
+import subprocess
 import time
+from importlib import metadata
 
+from benchmarks import ROOT
 from benchmarks.harness import run_module
 
 
@@ -102,6 +110,81 @@ class PeakRSS:
         self.bytes = peak_rss_bytes()
         self.mib = self.bytes / 2 ** 20
         return False
+
+
+# -- the environment the figures come from ---------------------------------------------------
+def _cpu():
+    """(model name, ISA the kernels compile for, physical cores, logical CPUs usable here)."""
+    model, flags, cores, physical = None, "", set(), None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = (part.strip() for part in line.partition(":"))
+                if key == "model name" and model is None:
+                    model = value
+                elif key == "flags" and not flags:
+                    flags = value
+                elif key == "physical id":
+                    physical = value
+                elif key == "core id":
+                    cores.add((physical, value))
+    except OSError:
+        pass
+    words = flags.split()
+    isa = ("AVX-512" if "avx512f" in words else "AVX2" if "avx2" in words
+           else "no AVX2" if words else "unknown")
+    logical = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+               else os.cpu_count())
+    return model or platform.processor() or platform.machine(), isa, len(cores) or None, logical
+
+
+def _version(*dists):
+    """The first of `dists` installed, by its metadata or else (a package on the path with no
+    metadata, e.g. fairseq run from its source) its module's __version__."""
+    for dist in dists:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    for dist in dists:
+        try:
+            return importlib.import_module(dist.replace("-", "_")).__version__
+        except (ImportError, AttributeError):
+            continue
+    return "not installed"
+
+
+def _commit():
+    """`git rev-parse --short HEAD`, + "-dirty" when tracked files differ from it."""
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")  # read only: no index refresh
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=ROOT, env=env, capture_output=True, text=True,
+                               check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")
+
+
+def _gpu():
+    """The CUDA GPU torch sees, or None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else None
+
+
+def environment():
+    """What the figures depend on, taken when a benchmark starts (NAME.env.json in --out)."""
+    model, isa, cores, logical = _cpu()
+    return {"cpu": model, "isa": isa, "physical_cores": cores, "logical_cpus": logical,
+            "gpu": _gpu(), "python": platform.python_version(), "torch": _version("torch"),
+            "fairseq": _version("fairseq-fixed", "fairseq"),
+            "ctranslate2": _version("ctranslate2"), "commit": _commit(),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
 def main(argv=None):

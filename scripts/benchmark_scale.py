@@ -474,12 +474,16 @@ def measure(engines, repeats, n, slices=1, bracket=None, brackets=None,
 
 def timed_methods(spec):
     """(object, method) pairs speculation_timers wraps in a speculative generator: drafting,
-    verifying, then the encoders (the target's encoder and cross-attention K/V, the draft's
-    start: its encoder and K/V)."""
+    the target's passes (its verify passes, and the plain steps of a round that an adaptive
+    length of 0 chose), then the encoders (the target's encoder and cross-attention K/V, the
+    draft's start: its encoder and K/V)."""
+    target = [(spec.target, "forward")]
+    if spec.plain is not None:
+        target.append((spec.plain, "run"))
     encoders = [(spec.target, "init_state"), (spec.proposer, "start")]
     if spec.encoder is not None:
         encoders.append((spec.encoder, "forward"))
-    return [(spec.proposer, "propose"), (spec.target, "forward")], encoders
+    return [(spec.proposer, "propose")], target, encoders
 
 
 def speculation_timers(spec, run_spec):
@@ -489,18 +493,17 @@ def speculation_timers(spec, run_spec):
     to count)."""
     from benchmark import CallTimer
 
-    (propose, verify), encoders = timed_methods(spec)
-    drafting = CallTimer().wrap(*propose)
-    verifying = CallTimer().wrap(*verify)
-    encoding = CallTimer()
-    for obj, name in encoders:
-        encoding.wrap(obj, name)
+    proposing, target, encoders = timed_methods(spec)
+    drafting, verifying, encoding = CallTimer(), CallTimer(), CallTimer()
+    for timer, methods in ((drafting, proposing), (verifying, target), (encoding, encoders)):
+        for obj, name in methods:
+            timer.wrap(obj, name)
     draft_encoding = CallTimer().wrap(*encoders[1])  # the draft's part of it (inside it)
     counts = [0, 0, 0, 0]  # draft steps, verified positions, those that decided, tokens
 
     def totals():
         st = spec.stats
-        return (st.draft_calls, st.verified, st.decided, st.committed)
+        return (st.draft_calls, st.verified, st.decided, st.committed + st.plain_committed)
 
     def counted(warm_up=False, **part):
         before = totals()
@@ -569,9 +572,9 @@ def matmul_params(decoder):
 
 
 def split_figures(timers, speculative, default, default_encoders, params, batch_size):
-    """Where a speculative engine's timed runs went, as shares of their time: the verify
-    passes, drafting, the encoders (both models' encoders and cross-attention K/V) and the rest
-    (the loop); positions verified per token written, and the share of them that decided
+    """Where a speculative engine's timed runs went, as shares of their time: the target's
+    passes ("verify": its verify passes and any plain steps), drafting, the encoders (both
+    models' encoders and cross-attention K/V) and the rest (the loop); positions verified per token written, and the share of them that decided
     something (stats.useful_share); the verify passes' arithmetic rate, dense-equivalent
     (2 x matmul_params flops a position: fc2's skipped zeros counted as done). decode_speedup:
     default / speculative with the target's encoder and cross-attention K/V taken out of both
@@ -837,6 +840,36 @@ def print_tables(report):
           f"(best of {len(bw['triad_gbs'])} measurements; arrays {bw['array_mib']} MiB, L3 "
           f"{bw['l3_mib']} MiB); torch {report['threads']} threads, CTranslate2 "
           f"{ct2_label(report)}")
+    print("\nsummary (batch-1 greedy unless stated; spec: the demo draft, big: the big draft)")
+    print("| x | parameters | weight MB/step (plugin's; read) | default ms/step | "
+          "default GB/s (% triad; of what it reads) | "
+          "spec / default (bound) | spec / default bs 8 | beam 5 bs 32 default / stock | "
+          "spec / CTranslate2 int8 | big / default (bound) | big / default bs 8 | "
+          "big / CTranslate2 int8 | adaptive / default, bs 1; bs 8 (spec; big) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for s in report["scales"]:
+        rows = {(r["setting"], r["batch_size"]): r for r in s["rows"]}
+        g1, g8, b32 = rows.get(("greedy", 1)), rows.get(("greedy", 8)), rows.get(("beam 5", 32))
+        d = g1["engines"]["fairseq_fast default"]
+        ct2 = g1["engines"].get("CTranslate2 int8")
+        spec = g1["engines"]["fairseq_fast speculative"]
+        beam = b32["engines"]["fairseq_fast default"]["sent_per_s"] / b32["engines"][
+            "stock fairseq"]["sent_per_s"]
+        print(f"| {s['factor']} | {s['parameters'] / 1e6:.1f}M | "
+              f"{s['weight_bytes_per_step'] / 1e6:.1f} "
+              f"({s['weight_bytes_per_step_plugin'] / 1e6:.1f}"
+              + (f"; {s['weight_bytes_per_step_read'] / 1e6:.1f}"
+                 if "weight_bytes_per_step_read" in s else "")
+              + f") | {d['ms_per_token']:.2f} | {d['weight_gbs']:.1f} "
+              f"({100 * d.get('triad_share', d['weight_gbs'] / triad):.0f}%"
+              + (f"; {100 * d['read_triad_share']:.0f}%" if "read_triad_share" in d else "")
+              + ") | "
+              f"{g1['speculative']['speedup_vs_default']:.2f}x "
+              f"({g1['speculative']['bound']:.2f}x) | "
+              f"{g8['speculative']['speedup_vs_default']:.2f}x | "
+              f"{beam:.2f}x | "
+              + (f"{spec['sent_per_s'] / ct2['sent_per_s']:.2f}x | " if ct2 else "- | ")
+              + _big_summary(g1, g8, ct2) + f" {_adaptive_summary(g1, g8)} |")
     for s in report["scales"]:
         print(f"\nx{s['factor']}: {s['embed_dim']} dims, FFN {s['ffn_dim']}, {s['heads']} heads; "
               f"{s['parameters'] / 1e6:.1f}M parameters; decoder weights read per step "
@@ -878,6 +911,14 @@ def print_tables(report):
                       + (f"{gbs:.1f} | {100 * f.get('triad_share', gbs / triad):.0f}% | "
                          if gbs else "- | - | ")
                       + f"{f['peak_rss_mib']:.0f} |")
+
+
+def print_diagnostics(report):
+    """The lines behind the tables, per target size: the triads around the default's runs,
+    each speculative engine's bound and where its time goes, the adaptive schedule's lengths,
+    and the identical checks."""
+    for s in report["scales"]:
+        print(f"\nx{s['factor']}:")
         for row in s["rows"]:
             if row.get("triad_brackets"):
                 print(f"{row['setting']}, batch {row['batch_size']}: triads before and after the "
@@ -938,36 +979,6 @@ def print_tables(report):
                       f"{100 * row['stock_identical_to_x1']:.1f}%")
         if "identical" in s:
             print(f"identical pass: {json.dumps(s['identical'])}")
-    print("\nsummary (batch-1 greedy unless stated; spec: the demo draft, big: the big draft)")
-    print("| x | parameters | weight MB/step (plugin's; read) | default ms/step | "
-          "default GB/s (% triad; of what it reads) | "
-          "spec / default (bound) | spec / default bs 8 | beam 5 bs 32 default / stock | "
-          "spec / CTranslate2 int8 | big / default (bound) | big / default bs 8 | "
-          "big / CTranslate2 int8 | adaptive / default, bs 1; bs 8 (spec; big) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for s in report["scales"]:
-        rows = {(r["setting"], r["batch_size"]): r for r in s["rows"]}
-        g1, g8, b32 = rows.get(("greedy", 1)), rows.get(("greedy", 8)), rows.get(("beam 5", 32))
-        d = g1["engines"]["fairseq_fast default"]
-        ct2 = g1["engines"].get("CTranslate2 int8")
-        spec = g1["engines"]["fairseq_fast speculative"]
-        beam = b32["engines"]["fairseq_fast default"]["sent_per_s"] / b32["engines"][
-            "stock fairseq"]["sent_per_s"]
-        print(f"| {s['factor']} | {s['parameters'] / 1e6:.1f}M | "
-              f"{s['weight_bytes_per_step'] / 1e6:.1f} "
-              f"({s['weight_bytes_per_step_plugin'] / 1e6:.1f}"
-              + (f"; {s['weight_bytes_per_step_read'] / 1e6:.1f}"
-                 if "weight_bytes_per_step_read" in s else "")
-              + f") | {d['ms_per_token']:.2f} | {d['weight_gbs']:.1f} "
-              f"({100 * d.get('triad_share', d['weight_gbs'] / triad):.0f}%"
-              + (f"; {100 * d['read_triad_share']:.0f}%" if "read_triad_share" in d else "")
-              + ") | "
-              f"{g1['speculative']['speedup_vs_default']:.2f}x "
-              f"({g1['speculative']['bound']:.2f}x) | "
-              f"{g8['speculative']['speedup_vs_default']:.2f}x | "
-              f"{beam:.2f}x | "
-              + (f"{spec['sent_per_s'] / ct2['sent_per_s']:.2f}x | " if ct2 else "- | ")
-              + _big_summary(g1, g8, ct2) + f" {_adaptive_summary(g1, g8)} |")
 
 
 def _level_warning(sp, figures):
@@ -1161,6 +1172,7 @@ def main():
         json.dump(report, f, indent=1)
     plot(report, args.png)
     print_tables(report)
+    print_diagnostics(report)
 
 
 if __name__ == "__main__":

@@ -3,947 +3,110 @@
 
     python scripts/report.py [--quick] [--only engines,pipeline,...] [--out work/report]
                              [--ct2-threads 1,2]
+    python scripts/report.py --list        # the benchmarks, in the order they run
 
 Runs one benchmark after another (never two at once: they time each other otherwise), each in
-its own process, each writing its JSON into --out:
-
-    engines      benchmark_engines.py   stock fairseq vs fairseq_fast vs CTranslate2, fp32,
-                                        greedy and beam 5, batch 1 and 32
-    speculative  benchmark.py           speculative vs stock: greedy bs 1/8, sampling, adaptive,
-                                        --draft-vocab
-    bild         benchmark_bild.py      BiLD threshold sweep, BLEU and speed vs stock
-    defaults     benchmark_defaults.py  the plugin's default generator vs stock, n-gram blocker
-    linear       benchmark_linear.py    the plugin with F.linear, oneDNN only and its small-matrix
-                                        kernel (default) vs stock
-    pipeline     benchmark_pipeline.py  fairseq-generate end to end, --postprocess-workers 0 vs 2
-    latency      benchmark_latency.py   speculative fairseq-generate vs CTranslate2, greedy bs 1,
-                                        each in its own process
-    scale        benchmark_scale.py     the demo target widened x1/x2/x4: every engine, step time,
-                                        GB/s against the measured memory bandwidth, peak RSS
-    hub          benchmark_hub.py       the hub, one sentence per translate() call: stock vs the
-                                        default and speculative generators, demo and x4
-    profile      benchmark_profile.py   where greedy time goes on the x4 target at batch 1 and 8
-                                        (perf samples): matmul, attention, OpenMP waits, Python,
-                                        idle
-    distributed  benchmark_distributed.py  one job on 1 and 2 processes (torchrun); the scaling
-                                        model
-    compile      benchmark_compile.py   a decoder step: the C kernels vs torch.compile (Inductor,
-                                        freezing) vs eager torch, demo and x4, 1 and 32 rows
-    gpu          benchmark_gpu.py       stock vs the plugin on a CUDA GPU, demo and x4, float32
-                                        and float16, and where a decoder step's time goes there
-    draft        benchmark_draft.py     a draft made by fairseq-fast-draft --hours 1 (made when
-                                        missing: an hour and some minutes) against the hand-made
-                                        drafts, alpha and speed over the default generator at
-                                        x1 and x4, batch 1 and 8; the same on a language model
-    draftfree    benchmark_draft_free.py  speculative decoding with no trained draft (n-gram
-                                        lookup, the target's first layers) against a model
-                                        draft: a copy-heavy denoising pair (trained when
-                                        missing: about an hour), long sources, the demo MT
-                                        pair x1 and x4, batch 1 and 8
+its own process, each writing its JSON into --out. benchmarks/suites.py declares them: each
+one's script, its arguments for a full and a --quick run, its plot, and whether
+docs/benchmarks.md shows it among what users get or in the appendix of diagnostics.
 
 The gpu step runs only where torch sees a CUDA GPU; elsewhere it is skipped with a line. Its JSON
 and environment are also copied into docs/gpu/, and a run without them in --out renders the
 copies there: the GPU figures come from the last run on a GPU, under its own machine line.
 
-then merges what is in --out into report.json, plots docs/report.png, prints the summary table
-and writes docs/benchmarks.md: one table per benchmark JSON in --out, under a header naming the
-CPU, the torch / fairseq / CTranslate2 versions and the date the benchmarks ran (recorded in
---out as NAME.env.json when each one starts, with the commit, which stays out of the docs). A
-rerun replaces the file; the sections of benchmarks with no JSON in --out (an --only run) are
-kept as the file had them, each with its own command line and date, and so is the header (the
-full run's machine; a new section says how its own differs). Never edit it by hand. When
---out holds a full (not --quick) run of every benchmark the README's headline table needs,
-that table (between its `<!-- figures:start -->` / `<!-- figures:end -->` markers) is
-rewritten from the same JSONs, and so are its "Getting a draft" figures (between
-`<!-- draft:start -->` / `<!-- draft:end -->`) from a full run of the draft step, so the README
-only quotes figures this script wrote.
+Then it merges what is in --out into report.json, plots docs/report.png, prints the summary
+table and writes docs/benchmarks.md (benchmarks/render.py): a header naming the CPU, the torch /
+fairseq / CTranslate2 versions and the dates the benchmarks ran (recorded in --out as
+NAME.env.json when each one starts, with the commit, which stays out of the docs), the summary,
+one section per benchmark, and the appendix. A rerun replaces the file; the sections of
+benchmarks with no JSON in --out (an --only run) are kept as the file had them, each with its
+own command line and date, and so is the header (the full run's machine; a new section says how
+its own differs). Never edit it by hand. When --out holds a full (not --quick) run of every
+benchmark the README's headline table needs, that table (between its `<!-- figures:start -->`
+/ `<!-- figures:end -->` markers) and the summary are rewritten from the same JSONs, and so are
+its "Getting a draft" figures (between `<!-- draft:start -->` / `<!-- draft:end -->`) from a
+full run of the draft step, so the README only quotes figures this script wrote.
 
     python scripts/report.py --write-only [--out work/report]   # rewrite the plot, the file
                                                                 # and the README's table only
 
+--write-only with no JSON in --out lays the file out again from its own sections.
+
 --quick uses fewer sentences and repeats (a smoke run; its figures are noisier, and the header
-says so). The full run takes about an hour on 2 CPU cores, of which the scale step takes 25
-minutes and BiLD's sweep 6 (the times vary with the machine).
+says so). A full run takes hours on a CPU; the draft and draftfree steps also train their models
+when they are missing.
 """
 import argparse
-import contextlib
-import datetime
-import importlib
-import io
 import json
 import os
-import platform
-import re
-import shutil
-import statistics
 import subprocess
 import sys
-from importlib import metadata
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPTS = os.path.join(ROOT, "scripts")
-MARKDOWN = os.path.join(ROOT, "docs", "benchmarks.md")
-README = os.path.join(ROOT, "README.md")
-FIGURES_START, FIGURES_END = "<!-- figures:start -->", "<!-- figures:end -->"
-DRAFT_START, DRAFT_END = "<!-- draft:start -->", "<!-- draft:end -->"
-DRAFT_FREE_START, DRAFT_FREE_END = "<!-- draftfree:start -->", "<!-- draftfree:end -->"
+sys.path.insert(0, ROOT)
 
-#            name          script                   full arguments                   --quick
-SUITE = [("engines", "benchmark_engines.py", ["--sentences", "60"], ["--sentences", "24",
-                                                                        "--repeats", "1"]),
-         ("speculative", "benchmark.py", ["--sentences", "60"], ["--sentences", "24",
-                                                                   "--repeats", "1"]),
-         ("bild", "benchmark_bild.py", ["--bleu-sentences", "120", "--speed-sentences", "60"],
-          ["--bleu-sentences", "40", "--speed-sentences", "12", "--repeats", "1"]),
-         ("defaults", "benchmark_defaults.py", ["--sentences", "128"],
-          ["--sentences", "32", "--repeats", "1"]),
-         ("linear", "benchmark_linear.py", ["--sentences", "40"],
-          ["--sentences", "12", "--repeats", "2"]),
-         ("pipeline", "benchmark_pipeline.py", ["--sentences", "200"],
-          ["--sentences", "64", "--repeats", "1"]),
-         ("latency", "benchmark_latency.py", ["--sentences", "300"],
-          ["--sentences", "40", "--repeats", "1"]),
-         ("scale", "benchmark_scale.py", ["--factors", "1,2,4", "--sentences", "20",
-                                          "--batch-sentences", "64",
-                                          "--identical-sentences", "48"],
-          ["--sentences", "3", "--batch-sentences", "16", "--identical-sentences", "16",
-           "--repeats", "1"]),
-         ("hub", "benchmark_hub.py", ["--sentences", "20"],
-          ["--sentences", "4", "--repeats", "1", "--factors", "1"]),
-         ("profile", "benchmark_profile.py", ["--sentences", "20", "--batch-sentences", "24"],
-          ["--sentences", "3", "--batch-sentences", "8", "--repeats", "1"]),
-         ("distributed", "benchmark_distributed.py", ["--sentences", "400"],
-          ["--sentences", "64", "--repeats", "1"]),
-         ("compile", "benchmark_compile.py", ["--repeats", "7"],
-          ["--models", "demo", "--rows", "1", "--repeats", "1", "--steps", "2"]),
-         ("gpu", "benchmark_gpu.py", ["--sentences", "30", "--batch-sentences", "160"],
-          ["--factors", "1", "--sentences", "6", "--batch-sentences", "32", "--repeats", "1"]),
-         ("draft", "benchmark_draft.py", ["--lm", "--sentences", "30", "--batch-sentences",
-                                          "48"],
-          ["--made", os.path.join(ROOT, "work", "draft-quick", "draft.pt"), "--hours", "0.05",
-           "--factors", "1", "--sentences", "8", "--batch-sentences", "16", "--repeats", "1"]),
-         ("draftfree", "benchmark_draft_free.py", ["--sentences", "20", "--batch-sentences",
-                                                   "48", "--long-sentences", "8",
-                                                   "--sweep-sentences", "10", "--copy-hours",
-                                                   "0.5", "--copy-draft-hours", "0"],
-          ["--factors", "1", "--sentences", "6", "--batch-sentences", "16", "--long-sentences",
-           "3", "--sweep-sentences", "3", "--repeats", "1", "--slices", "1"])]
-# benchmarks that need a machine a plain run may not have: where their figures are kept between
-# runs (the last such run's JSON and environment), and the test that says whether one can run
-KEPT = {"gpu": os.path.join(ROOT, "docs", "gpu")}
+from benchmarks import render  # noqa: E402
+from benchmarks.probes import environment  # noqa: E402
+from benchmarks.suites import KEPT, SUITES, find, names  # noqa: E402
 
 
-def _runs_here(name):
-    """Whether benchmark `name` can run here (those in KEPT need a CUDA GPU)."""
-    if name not in KEPT:
+def _runs_here(suite):
+    """Whether `suite` can run here (one that needs a GPU needs torch to see one)."""
+    if not suite.gpu:
         return True
     import torch
 
     return torch.cuda.is_available()
 
 
-# the plot a benchmark draws (into --out, then copied beside the markdown file): file, caption
-PLOTS = {"bild": ("bild_sweep.png", "BiLD sweep: BLEU delta against speedup"),
-         "scale": ("scale.png", "step time against model size")}
-
-
-def command(name, out, quick, ct2_threads=None):
-    """The argument list that runs benchmark `name` of SUITE, its JSON going into `out`."""
-    script, full, small = next(entry[1:] for entry in SUITE if entry[0] == name)
-    args = [sys.executable, os.path.join(SCRIPTS, script), *(small if quick else full),
-            "--json", os.path.join(out, f"{name}.json")]
-    if name in PLOTS:
-        args += ["--png", os.path.join(out, PLOTS[name][0])]
-    if name in ("engines", "latency", "scale") and ct2_threads:
-        args += ["--ct2-threads", str(ct2_threads)]
-    return args
-
-
-def run_suite(names, out, quick, ct2_threads=None):
-    for name, *_ in SUITE:
-        if name not in names:
+def run_suite(chosen, out, quick, ct2_threads=None, suites=SUITES):
+    """Run the benchmarks named in `chosen`, in the suite's order, each writing its JSON and
+    NAME.env.json into `out`; a GPU benchmark's full run is also kept in docs/gpu/."""
+    for suite in suites:
+        if suite.name not in chosen:
             continue
-        if not _runs_here(name):
-            print(f"[report] {name}: skipped: torch sees no CUDA GPU (the docs keep the last GPU "
-                  f"run's figures, {os.path.relpath(KEPT[name], ROOT)}/)", flush=True)
+        if not _runs_here(suite):
+            print(f"[report] {suite.name}: skipped: torch sees no CUDA GPU (the docs keep the "
+                  f"last GPU run's figures, {os.path.relpath(KEPT, ROOT)}/)", flush=True)
             continue
-        args = command(name, out, quick, ct2_threads)
+        args = suite.command(sys.executable, out, quick, ct2_threads)
         shown = " ".join(os.path.relpath(a, ROOT) if os.path.isabs(a) else a
                          for a in ["python", *args[1:]])
-        with open(os.path.join(out, f"{name}.env.json"), "w") as f:
+        with open(os.path.join(out, f"{suite.name}.env.json"), "w") as f:
             json.dump({**environment(), "quick": quick, "command": shown}, f, indent=1)
-        print(f"[report] {name}: {' '.join(args[1:])}", flush=True)
+        print(f"[report] {suite.name}: {' '.join(args[1:])}", flush=True)
         subprocess.run(args, check=True)
-        if name in KEPT and not quick:  # the environment without the commit (never in docs/)
-            os.makedirs(KEPT[name], exist_ok=True)
-            shutil.copyfile(os.path.join(out, name + ".json"),
-                            os.path.join(KEPT[name], name + ".json"))
-            with open(os.path.join(out, name + ".env.json")) as f:
+        if suite.gpu and not quick:  # the environment without the commit (never in docs/)
+            os.makedirs(KEPT, exist_ok=True)
+            with open(os.path.join(out, suite.name + ".json")) as f:
+                data = f.read()
+            with open(os.path.join(KEPT, suite.name + ".json"), "w") as f:
+                f.write(data)
+            with open(os.path.join(out, suite.name + ".env.json")) as f:
                 env = {k: v for k, v in json.load(f).items() if k != "commit"}
-            with open(os.path.join(KEPT[name], name + ".env.json"), "w") as f:
+            with open(os.path.join(KEPT, suite.name + ".env.json"), "w") as f:
                 json.dump(env, f, indent=1)
 
 
-# -- the environment the figures come from ---------------------------------------------------
-def _cpu():
-    """(model name, ISA the kernels compile for, physical cores, logical CPUs usable here)."""
-    model, flags, cores, physical = None, "", set(), None
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = (part.strip() for part in line.partition(":"))
-                if key == "model name" and model is None:
-                    model = value
-                elif key == "flags" and not flags:
-                    flags = value
-                elif key == "physical id":
-                    physical = value
-                elif key == "core id":
-                    cores.add((physical, value))
-    except OSError:
-        pass
-    words = flags.split()
-    isa = ("AVX-512" if "avx512f" in words else "AVX2" if "avx2" in words
-           else "no AVX2" if words else "unknown")
-    logical = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-               else os.cpu_count())
-    return model or platform.processor() or platform.machine(), isa, len(cores) or None, logical
-
-
-def _version(*dists):
-    """The first of `dists` installed, by its metadata or else (a package on the path with no
-    metadata, e.g. fairseq run from its source) its module's __version__."""
-    for dist in dists:
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            continue
-    for dist in dists:
-        try:
-            return importlib.import_module(dist.replace("-", "_")).__version__
-        except (ImportError, AttributeError):
-            continue
-    return "not installed"
-
-
-def _commit():
-    """`git rev-parse --short HEAD`, + "-dirty" when tracked files differ from it."""
-    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")  # read only: no index refresh
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, env=env,
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=ROOT, env=env, capture_output=True, text=True,
-                               check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("-dirty" if dirty else "")
-
-
-def _gpu():
-    """The CUDA GPU torch sees, or None."""
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch.cuda.get_device_name() if torch.cuda.is_available() else None
-
-
-def environment():
-    """What the figures depend on, taken when a benchmark starts (NAME.env.json in --out)."""
-    model, isa, cores, logical = _cpu()
-    return {"cpu": model, "isa": isa, "physical_cores": cores, "logical_cpus": logical,
-            "gpu": _gpu(), "python": platform.python_version(), "torch": _version("torch"),
-            "fairseq": _version("fairseq-fixed", "fairseq"),
-            "ctranslate2": _version("ctranslate2"), "commit": _commit(),
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
-
-
-def load(out, suffix=".json"):
-    """{name: the JSON in out/NAME{suffix}} for every benchmark of SUITE that wrote one."""
-    found = {}
-    for name, *_ in SUITE:
-        path = os.path.join(out, f"{name}{suffix}")
-        if not os.path.exists(path) and name in KEPT:
-            path = os.path.join(KEPT[name], f"{name}{suffix}")
-        if os.path.exists(path):
-            with open(path) as f:
-                found[name] = json.load(f)
-    return found
-
-
-def speedups(report):
-    """(label, speedup vs stock) for every plugin feature measured."""
-    rows = []
-    for s in report.get("speculative", {}).get("settings", []):
-        rows.append((f"speculative: {s['setting']}, bs {s['batch_size']}", s["speedup"]))
-    for s in report.get("bild", {}).get("side_by_side", []):
-        rows.append((f"BiLD {s['fallback']}/{s['rollback']}, bs {s['batch_size']}",
-                     s["speedup"]))
-    for s in report.get("defaults", {}).get("settings", []):
-        rows.append((f"defaults: {s['setting']}", s["speedup"]))
-    for s in report.get("linear", {}).get("settings", []):
-        for variant, key in (("--no-fast-linear", "f_linear_speedup"),
-                             ("oneDNN only", "onednn_speedup"),
-                             ("small-matrix kernel", "kernel_speedup")):
-            rows.append((f"{s['setting']}, bs {s['batch_size']}, {variant}", s[key]))
-    for name, s in report.get("pipeline", {}).get("settings", {}).items():
-        rows.append((f"pipeline: {name}, wall clock", s["serial_wall_s"] / s["workers_wall_s"]))
-    return rows
-
-
-def print_tables(report):
-    engines = report.get("engines")
-    if engines:
-        sys.path.insert(0, SCRIPTS)
-        from benchmark_engines import print_table
-
-        print_table(engines)
-    print("\n| plugin feature vs stock fairseq | speedup |\n|---|---|")
-    for label, x in speedups(report):
-        print(f"| {label} | {x:.2f}x |")
-    for name, s in report.get("pipeline", {}).get("settings", {}).items():
-        print(f"\npipeline {name}: post-processing {s['postprocess_s']:.2f}s, hidden "
-              f"{100 * s['hidden']:.0f}%, wall {s['serial_wall_s']:.1f}s -> "
-              f"{s['workers_wall_s']:.1f}s, identical output {s['identical_output']}")
-    latency = report.get("latency")
-    if latency:
-        medians = latency["medians"]
-        print(f"\nlatency, greedy batch 1, {latency['sentences']} sentences, each engine in "
-              f"its own process: " + ", ".join(f"{name} {x:.2f} sentences/s"
-                                        for name, x in medians.items())
-              + f"; speculative / CTranslate2 {latency['ratio']:.2f}x")
-
-
-# -- docs/benchmarks.md -----------------------------------------------------------------------
-ENV_KEYS = ("gpu", "cpu", "isa", "physical_cores", "logical_cpus", "python", "torch", "fairseq",
-            "ctranslate2")
-
-
-def load_environments(out):
-    """{name: the environment recorded in NAME.env.json when that benchmark started}."""
-    return load(out, ".env.json")
-
-
-def _fmt(value):
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value).replace("|", "\\|")
-
-
-def _scalar(value):
-    return value is None or isinstance(value, (bool, int, float, str))
-
-
-def _flat(row, prefix=""):
-    """A row's scalar fields, nested dicts' fields named "outer inner"."""
-    out = {}
-    for key, value in row.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out.update(_flat(value, f"{name} "))
-        elif _scalar(value):
-            out[name] = value
-    return out
-
-
-def _int_keys(data):
-    """A copy of JSON data with digit-string keys turned back into ints (JSON makes every key a
-    string; the scripts' tables index some dicts by int, e.g. rows per call)."""
-    if isinstance(data, dict):
-        return {int(k) if isinstance(k, str) and k.isdigit() else k: _int_keys(v)
-                for k, v in data.items()}
-    if isinstance(data, list):
-        return [_int_keys(v) for v in data]
-    return data
-
-
-def generic_tables(data):
-    """Any benchmark's JSON: its scalar fields on one line, then one table per list of rows
-    (a list of dicts, or a dict of dicts keyed by setting)."""
-    if not isinstance(data, dict):
-        return "```\n" + json.dumps(data, indent=1) + "\n```"
-    parts = []
-    scalars = [f"{key.replace('_', ' ')} {_fmt(v)}" for key, v in data.items() if _scalar(v)]
-    if scalars:
-        parts.append(", ".join(scalars))
-    for key, value in data.items():
-        rows = value
-        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
-            rows = [{"setting": k, **v} for k, v in value.items()]
-        if not (isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows)):
-            continue
-        rows = [_flat(r) for r in rows]
-        columns = list(dict.fromkeys(c for r in rows for c in r))
-        lines = [f"{key.replace('_', ' ')}:", "",
-                 "| " + " | ".join(c.replace("_", " ") for c in columns) + " |",
-                 "|" + "---|" * len(columns)]
-        lines += ["| " + " | ".join(_fmt(r.get(c)) for c in columns) + " |" for r in rows]
-        parts.append("\n".join(lines))
-    return "\n\n".join(parts)
-
-
-def latency_tables(data):
-    runs = data["runs"]
-    repeats = max(len(v) for v in runs.values())
-    tried = data.get("ct2_threads_tried")
-    ct2 = f"CTranslate2 threads {data.get('ct2_threads')}"
-    if tried:
-        by = data["ct2_runs_by_threads"]
-        ct2 += (" (the fastest of " + ", ".join(
-            f"{t}: {statistics.median(by[str(t)]):.2f} sentences/s" for t in tried) + ")")
-    lines = [f"greedy, batch 1, float32, {data['sentences']} test sentences, {ct2}, "
-             f"repeats {repeats} (medians)", "",
-             "| engine | sentences/s | ms per sentence | runs (sentences/s) |", "|---|---|---|---|"]
-    for name, values in runs.items():
-        median = data["medians"][name]
-        lines.append(f"| {name} | {median:.2f} | {1000 / median:.1f} | "
-                     f"{', '.join(f'{x:.2f}' for x in values)} |")
-    lines += ["", f"fairseq_fast speculative / CTranslate2: {data['ratio']:.2f}x"]
-    return "\n".join(lines)
-
-
-def pipeline_tables(data):
-    n = data["workers"]
-    lines = [f"{data['sentences']} sentences, batch {data['batch_size']}, repeats "
-             f"{data['repeats']} (medians); P = post-processing timed in-process; hidden = (time "
-             f"outside generation, serial - with workers) / P", "",
-             f"| setting | P | wall, serial | wall, {n} workers | generation, serial / {n} "
-             f"workers | hidden | output |", "|---|---|---|---|---|---|---|"]
-    for name, s in data["settings"].items():
-        lines.append(f"| {name} | {s['postprocess_s']:.2f} s | {s['serial_wall_s']:.2f} s | "
-                     f"{s['workers_wall_s']:.2f} s | {s['serial_generation_s']:.2f} s / "
-                     f"{s['workers_generation_s']:.2f} s | {100 * s['hidden']:.0f}% of P | "
-                     f"{'identical' if s['identical_output'] else 'DIFFERENT'} |")
-    return "\n".join(lines)
-
-
-# benchmarks whose script prints its tables in main() instead of a print_table(report)
-RENDERERS = {"latency": latency_tables, "pipeline": pipeline_tables}
-
-
-def script_tables(script, data):
-    """What the benchmark script itself prints for this JSON (its print_table or print_tables),
-    or None when it has neither or they do not fit the JSON."""
-    if SCRIPTS not in sys.path:
-        sys.path.insert(0, SCRIPTS)
-    try:
-        module = importlib.import_module(os.path.splitext(script)[0])
-    except ImportError:
-        return None
-    show = getattr(module, "print_table", None) or getattr(module, "print_tables", None)
-    if show is None:
-        return None
-    for attempt in (data, _int_keys(data)):
-        printed = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(printed):
-                show(attempt)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-            continue
-        return printed.getvalue()
-    return None
-
-
-def tables(name, script, data):
-    """Markdown for one benchmark's JSON: its own renderer, else its script's print_table,
-    else a generic rendering of the JSON's rows."""
-    text = None
-    if name in RENDERERS:
-        try:
-            text = RENDERERS[name](data)
-        except (KeyError, TypeError, ValueError, ZeroDivisionError):
-            text = None
-    if text is None and script:
-        text = script_tables(script, data)
-    if text is None:
-        text = generic_tables(data)
-    return _spaced(text)
-
-
-def _spaced(text):
-    """A blank line before and after every table (markdown needs them), none doubled."""
-    out = []
-    for line in text.strip("\n").splitlines():
-        line = line.rstrip()
-        row, previous_row = line.startswith("|"), bool(out) and out[-1].startswith("|")
-        if out and line and out[-1] and row != previous_row:
-            out.append("")
-        if line or (out and out[-1]):
-            out.append(line)
-    return "\n".join(out).strip("\n")
-
-
-def _first_docstring_line(script):
-    import ast
-
-    try:
-        with open(os.path.join(SCRIPTS, script)) as f:
-            doc = ast.get_docstring(ast.parse(f.read())) or ""
-    except (OSError, SyntaxError):
-        return ""
-    first = " ".join(doc.split("\n\n")[0].split())  # the first paragraph, on one line
-    first = re.split(r"\.(?:\s|$)", first)[0]         # its first sentence
-    return first.split(": ")[0]                        # what comes before any detail
-
-
-def _parts(text):
-    """A benchmarks.md cut before each "## " line: [header, section, section, ...]."""
-    return re.split(r"^(?=## )", text, flags=re.M)
-
-
-def sections(text):
-    """{benchmark name: its section ("## name: ..." up to the next one) of a benchmarks.md}."""
-    found = {}
-    for part in _parts(text)[1:]:
-        name = re.match(r"## ([\w-]+)", part)
-        if name:
-            found[name.group(1)] = part.rstrip("\n")
-    return found
-
-
-def header_of(text):
-    """The part of a benchmarks.md before its first section (title, environment table, plot)."""
-    parts = _parts(text)
-    return parts[0].rstrip("\n") if len(parts) > 1 else None
-
-
-def header_environment(header):
-    """The environment a benchmarks.md header's table names ({ENV_KEYS key: value}, those it
-    shows), or None where it has no such table."""
-    cpu = re.search(r"^\| CPU \| (.*) \((.*?)\), (?:(\d+) cores, )?(\d+) logical CPUs \|$",
-                    header, re.M)
-    if not cpu:
-        return None
-    env = {"gpu": None, "cpu": cpu.group(1), "isa": cpu.group(2),
-           "physical_cores": int(cpu.group(3)) if cpu.group(3) else None,
-           "logical_cpus": int(cpu.group(4))}
-    for key, label in (("torch", "torch"), ("fairseq", "fairseq"),
-                       ("ctranslate2", "CTranslate2")):
-        row = re.search(rf"^\| {label} \| (.*) \|$", header, re.M)
-        if row:
-            env[key] = row.group(1)
-    return env
-
-
-def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None, header=None):
-    """The whole of docs/benchmarks.md for the JSONs in `report` ({name: JSON}) and the
-    environments recorded when they ran ({name: env}); png: the summary plot, plots: {name:
-    its benchmark's plot} (PLOTS), as paths (made relative to the file); kept: {name: its
-    section as the file had it}, for the benchmarks not in `report`. header: the file's header
-    as it was (header_of), kept as it is when sections are kept (a partial run), so that it
-    keeps naming the full run's machine and dates; the new sections say how theirs differ."""
-    plots = plots or {}
-    suite = {name for name, *_ in SUITE}
-    kept = {name: text for name, text in (kept or {}).items()
-            if name not in report and name in suite}
-    names = [name for name, *_ in SUITE if name in report or name in kept]
-    ran = [name for name in names if name in report and name not in KEPT]
-    old = header_environment(header) if header and kept and ran else None
-    if old is not None:  # a partial run: the header as it was
-        return "\n".join([header] + section_lines(report, envs, names, kept, old, md, plots,
-                                                   shown_only=True)) + "\n"
-    recorded = [envs[name] for name in names if name in envs and name in report]
-    if recorded:
-        env, note = recorded[0], ""
-    else:
-        env = environment()
-        note = (" (not recorded when the benchmarks ran: taken when this file was written)")
-    dates = sorted(e["date"] for e in recorded) or [env["date"]]
-    if kept:
-        note += " (the benchmarks of this run; the other sections give their own)"
-    quick = any(e.get("quick") for e in recorded)
-    cores = (f"{env['physical_cores']} cores, " if env.get("physical_cores") else "")
-    lines = ["# Benchmarks", "",
-             "Written by `scripts/report.py` from the JSON files each benchmark wrote; do not edit "
-             "by hand. `python scripts/report.py` reruns the suite and replaces this file whole; "
-             "`python scripts/report.py --write-only --out DIR` rewrites it from an existing "
-             "run's folder.", "",
-             "| | |", "|---|---|",
-             f"| CPU | {env['cpu']} ({env['isa']}), {cores}{env['logical_cpus']} logical CPUs |",
-             f"| torch | {env['torch']} |", f"| fairseq | {env['fairseq']} |",
-             f"| CTranslate2 | {env['ctranslate2']} |",
-             f"| date | {dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else "") + f"{note} |",
-             "| run | " + ("`--quick`: fewer sentences and repeats, a smoke run whose figures are "
-                          "noisy" if quick else "full") + " |", "",
-             "The demo pair (`user_dir_examples/bible_es_en`: a 256-dim target with 4 encoder "
-             "and 6 decoder layers, a draft with one 128-dim decoder layer), float32 on CPU. Each benchmark alternates the engines it compares "
-             "over the same sentences and reports medians; \"identical\" is the share of "
-             "sentences whose tokens equal stock fairseq's."]
-    here = os.path.dirname(os.path.abspath(md))
-    if png:
-        lines += ["", f"![every feature against stock fairseq]({os.path.relpath(png, here)})"]
-    return "\n".join(lines + section_lines(report, envs, names, kept, env, md, plots)) + "\n"
-
-
-def section_lines(report, envs, names, kept, env, md, plots, shown_only=False):
-    """The sections of benchmarks.md (markdown lines), in SUITE order: kept ones as they were,
-    the others from their JSONs; a section whose environment differs from `env` (the
-    header's; with shown_only, only in the keys `env` has: those a kept header shows) says
-    how."""
-    here = os.path.dirname(os.path.abspath(md))
-    lines = []
-    for name in names:
-        if name in kept:
-            lines += ["", kept[name]]
-            continue
-        script = next(entry[1] for entry in SUITE if entry[0] == name)
-        e = envs.get(name, {})
-        title = _first_docstring_line(script).rstrip(".")
-        lines += ["", f"## {name}: {title}" if title else f"## {name}", ""]
-        if e.get("command"):
-            lines.append(f"`{e['command']}`, started {e['date']}.")
-        else:
-            lines.append(f"`scripts/{script}` (its command line was not recorded).")
-        differs = [f"{key} {e[key]}" for key in ENV_KEYS
-                   if key in e and (key in env or not shown_only) and e[key] != env.get(key)]
-        if differs:
-            lines.append("Unlike the header: " + ", ".join(differs) + ".")
-        lines += ["", tables(name, script, report[name])]
-        if name in plots:
-            lines += ["", f"![{PLOTS[name][1]}]({os.path.relpath(plots[name], here)})"]
-    return lines
-
-
-def write_markdown(report, out, md, png=None):
-    envs = load_environments(out)
-    plots = {}
-    for name, (file, _) in PLOTS.items():
-        drawn = os.path.join(out, file)
-        if name in report and os.path.exists(drawn):
-            plots[name] = os.path.join(os.path.dirname(os.path.abspath(md)), file)
-            if os.path.abspath(drawn) != plots[name]:
-                shutil.copyfile(drawn, plots[name])
-    kept, header = {}, None
-    if os.path.exists(md):
-        with open(md) as f:
-            old = f.read()
-        kept, header = sections(old), header_of(old)
-    text = markdown(report, envs, png=png, md=md, plots=plots, kept=kept, header=header)
-    os.makedirs(os.path.dirname(os.path.abspath(md)), exist_ok=True)
-    with open(md, "w") as f:
-        f.write(text)
-    print(f"[report] wrote {os.path.relpath(md, ROOT)}", flush=True)
-    return envs
-
-
-# -- the README's headline table -------------------------------------------------------------
-HEADLINE_NEEDS = ("engines", "speculative", "bild", "defaults", "latency")
-
-
-def _identical(share):
-    """The share of sentences whose float32 output equals stock's, as the table shows it."""
-    if share is None:
-        return "-"
-    return "identical" if share == 1 else f"{100 * share:.1f}% identical"
-
-
-def headline(report):
-    """The README's table of current figures (markdown), from one run of the suite; None when
-    a benchmark it needs is not in `report`."""
-    if any(name not in report for name in HEADLINE_NEEDS):
-        return None
-    rows = []
-    defaults = {s["setting"]: s for s in report["defaults"]["settings"]}
-    bsz = report["defaults"]["batch_size"]
-    for setting in ("beam 5", "beam 5, no-repeat-ngram 3", "greedy"):
-        s = defaults[setting]
-        if "ngram" in setting:
-            rows.append(("default generator (no flag)", f"beam 5, `--no-repeat-ngram-size 3`, "
-                         f"batch {bsz}", s["speedup"], "correct blocking (stock's CPU blocker "
-                         "bans nothing, fairseq #5206)"))
-        else:
-            rows.append(("default generator (no flag)", f"{setting}, batch {bsz}", s["speedup"],
-                         _identical(s["fp32_identical_share"])))
-    for row in report["engines"]["settings"]:
-        if row["batch_size"] == 1:
-            e = row["engines"]
-            rows.append(("default generator (no flag)", f"{row['setting']}, batch 1",
-                         e["fairseq_fast default"]["sent_per_s"] / e["stock fairseq"]["sent_per_s"],
-                         _identical(e["fairseq_fast default"]["identical"])))
-    for s in report["speculative"]["settings"]:
-        if s["setting"] in ("greedy", "sampling T=1"):
-            rows.append(("`--generator speculative`", f"{s['setting']}, batch {s['batch_size']}",
-                         s["speedup"], "the target's distribution" if "sampling" in s["setting"]
-                         else _identical(s["fp32_identical_share"])))
-    bild = report["bild"]
-    sweep = {(r["fallback"], r["rollback"]): r for r in bild["sweep"]}
-    for s in bild["side_by_side"]:
-        if s["batch_size"] == 1:
-            delta = sweep.get((s["fallback"], s["rollback"]), {}).get("bleu_delta")
-            rows.append(("`--generator bild`", f"fallback {s['fallback']}, rollback "
-                         f"{s['rollback']:g}, batch 1", s["speedup"],
-                         "-" if delta is None else f"BLEU {delta:+.2f} (not identical by design)"))
-    lines = ["| feature | setting | speed, x stock fairseq | output |", "|---|---|---|---|"]
-    lines += [f"| {a} | {b} | {x:.2f}x | {c} |" for a, b, x, c in rows]
-    latency = report["latency"]
-    threads = report["defaults"].get("threads")
-    ct2 = latency.get("ct2_threads")
-    tried = latency.get("ct2_threads_tried") or [ct2]
-    ct2 = f"{ct2} thread{'' if ct2 == 1 else 's'}" + (
-        f", its fastest of {'/'.join(map(str, tried))}" if len(tried) > 1 else "")
-    lines += ["", f"Against CTranslate2 ({ct2}), greedy, batch "
-                  f"1, each engine in its own process: speculative `fairseq-generate` runs at "
-                  f"{latency['ratio']:.2f}x CTranslate2's sentences/s.{_hub_sentence(report)}",
-              "",
-              f"Float32 on CPU ({threads} threads), the demo pair in `user_dir_examples/`."
-              f"{_scale_sentence(report)}{_gpu_sentence(report)} The machine, the versions and "
-              f"every table: "
-              f"[docs/benchmarks.md](docs/benchmarks.md)."]
-    return "\n".join(lines)
-
-
-def _hub_sentence(report):
-    """" Through the hub ...": the hub benchmark's largest target, when the run has it."""
-    hub = report.get("hub")
-    if not hub or not hub.get("targets"):
-        return ""
-    target = max(hub["targets"], key=lambda t: t["factor"])
-    x = {row["engine"]: row["x_stock"] for row in target["engines"]}
-    return (f" Through the hub, one sentence per `translate()` call, on the demo target widened "
-            f"x{target['factor']} ({target['parameters'] / 1e6:.0f}M parameters): default "
-            f"{x['fairseq_fast default']:.2f}x, speculative "
-            f"{x['fairseq_fast speculative']:.2f}x stock.")
-
-
-def _scale_sentence(report):
-    """" Speculative decoding over the default generator ...": where it pays on a CPU, from the
-    scale benchmark's greedy rows (batch 1 by target size, batch 8 as a range), when the run
-    has them."""
-    scales = sorted((report.get("scale") or {}).get("scales") or [], key=lambda s: s["factor"])
-    sizes, batched = [], []
-    for s in scales:
-        rows = {(r["setting"], r["batch_size"]): r for r in s["rows"]}
-        one, eight = rows.get(("greedy", 1), {}), rows.get(("greedy", 8), {})
-        if "speculative" not in one:
-            continue
-        sizes.append((s["factor"], s["parameters"], one["speculative"]["speedup_vs_default"],
-                      one.get("speculative_big", {}).get("speedup_vs_default")))
-        batched += [eight[k]["speedup_vs_default"] for k in ("speculative", "speculative_big")
-                    if k in eight]
-    if not sizes:
-        return ""
-    text = (" Speculative decoding over the default generator, greedy batch 1, by target size "
-            f"(the demo target widened {', '.join(f'x{f}' for f, _, _, _ in sizes)}: "
-            f"{', '.join(f'{p / 1e6:.3g}M' for _, p, _, _ in sizes)} parameters): "
-            f"{', '.join(f'{x:.2f}x' for _, _, x, _ in sizes)} with the demo draft")
-    if all(big is not None for _, _, _, big in sizes):
-        text += f", {', '.join(f'{big:.2f}x' for _, _, _, big in sizes)} with a deeper one"
-    if batched:
-        text += f"; at batch 8, {min(batched):.2f}-{max(batched):.2f}x"
-    return text + ". On a CPU it pays where a step is bound by memory, not by overhead."
-
-
-def _gpu_sentence(report):
-    """" On a GPU ...": batch-1 greedy and beam-5 speedups of the last GPU run, the default
-    generator with and without CUDA graphs, and why speculative decoding gains less there."""
-    gpu = report.get("gpu")
-    if not gpu or not gpu.get("cases"):
-        return ""
-    x = {"default": [], "eager": [], "speculative": [], "beam": []}
-    kinds = {"fairseq_fast default": "default", "fairseq_fast default, no CUDA graphs": "eager"}
-    busy = {}
-    for case in gpu["cases"]:
-        for row in case["rows"]:
-            stock = row["engines"]["stock fairseq"]["ms_per_token"]
-            for e, f in row["engines"].items():
-                kind = (("beam" if e == "fairseq_fast default" else None) if row["beam"] > 1
-                        else None if row["batch_size"] != 1
-                        else "speculative" if "speculative" in e else kinds.get(e))
-                if kind:
-                    x[kind].append(stock / f["ms_per_token"])
-        if case.get("step"):
-            busy.setdefault(case["factor"], []).append(case["step"]["lean step"]["kernel_busy_ms"])
-
-    def span(kind):
-        return f"{min(x[kind]):.2f}-{max(x[kind]):.2f}x"
-    dtypes = " and ".join(dict.fromkeys(c["dtype"] for c in gpu["cases"]))
-    sizes = ", ".join(f"x{f}" for f in dict.fromkeys(c["factor"] for c in gpu["cases"]))
-    text = (f" On a GPU ({gpu['device']}, {dtypes}, targets {sizes}), greedy batch 1 is "
-            f"{span('default')} stock with the default generator, whose decoder calls replay "
-            f"CUDA graphs")
-    if x["eager"]:
-        text += f" ({span('eager')} with them off)"
-    text += f", and {span('speculative')} with speculative decoding"
-    if x["beam"]:
-        text += f"; beam 5 at batch 32 is {span('beam')}"
-    if len(busy) > 1:
-        small, large = min(busy), max(busy)
-        text += (f". A step's GPU time there follows its kernel count more than its size "
-                 f"({min(busy[small]):.2f} ms at x{small}, {min(busy[large]):.2f} ms at "
-                 f"x{large}), so a draft step costs most of a target step")
-    return text + "."
-
-
-def update_readme(report, envs, readme=README):
-    """Rewrite the README's headline table from this run, if it is a full run of everything
-    the table needs; otherwise leave it and say why."""
-    table = headline(report)
-    missing = [name for name in HEADLINE_NEEDS if name not in report]
-    if table is None or any(envs.get(name, {}).get("quick") for name in HEADLINE_NEEDS) \
-            or any(name not in envs for name in HEADLINE_NEEDS):
-        why = (f"no {', '.join(missing)} in this run" if missing else
-               "a --quick run" if any(envs.get(n, {}).get("quick") for n in HEADLINE_NEEDS)
-               else "these JSONs' run was not recorded (no NAME.env.json)")
-        print(f"[report] README's headline table left as it is ({why})", flush=True)
-        return False
-    return _replace_block(readme, FIGURES_START, FIGURES_END, table, "headline table")
-
-
-def _replace_block(readme, start, end, text, what):
-    """Put `text` between the README's `start` and `end` markers; False where it has none."""
-    with open(readme) as f:
-        old = f.read()
-    pattern = re.escape(start) + r".*?" + re.escape(end)
-    if not re.search(pattern, old, re.S):
-        print(f"[report] README has no {start} block; {what} not written")
-        return False
-    with open(readme, "w") as f:
-        f.write(re.sub(pattern, lambda _: f"{start}\n{text}\n{end}", old, count=1, flags=re.S))
-    print(f"[report] rewrote the README's {what}", flush=True)
-    return True
-
-
-def draft_sentence(report):
-    """The README's "Getting a draft" figures: what `fairseq-fast-draft --hours H` made of the
-    demo target, against the hand-made drafts (the draft benchmark); None without it."""
-    import benchmark_draft
-
-    draft = report.get("draft")
-    if not draft or "translation" not in draft:
-        return None
-    rows = {name: (alpha, speeds) for name, alpha, speeds in
-            benchmark_draft.summary_rows(draft, "translation")}
-    made = draft.get("made", {})
-    alpha, speeds = rows["fairseq-fast-draft"]
-    minutes = made.get("wall_seconds") or draft.get("made_seconds")
-    targets = sorted({t for t, b in speeds if b == 1}, key=lambda t: int(t[1:]))
-    hand = ", ".join(f"{a:.3f}" for name, (a, _) in rows.items() if "hand-made" in name)
-    text = (f"On {draft.get('threads', 2)} CPU threads, `fairseq-fast-draft --hours "
-            f"{draft['hours']:g}` on the demo target and its training data took "
-            + (f"{minutes / 60:.0f} minutes" if minutes else "its time (not recorded)")
-            + f"; its draft keeps α {alpha:.3f} (the hand-made drafts': {hand}) and makes "
-            f"speculative decoding "
-            + ", ".join(f"{speeds[(t, 1)]:.2f}x" for t in targets)
-            + " the default generator at batch 1 on the demo target widened "
-            + ", ".join(targets))
-    for name, (_, wide) in rows.items():
-        if name.startswith("fairseq-fast-draft widened "):
-            factor = name.rsplit(" ", 1)[1]
-            text += (f"; made from the {factor} target itself (its first decoder layers at its "
-                     f"width, its encoder shared), {wide[(factor, 1)]:.2f}x")
-    text += " (docs/benchmarks.md's draft section)."
-    if "lm" in draft:
-        lm_alpha, lm_speeds = benchmark_draft.summary_rows(draft, "lm")[0][1:]
-        text += (f" On a language model trained on the English side: α {lm_alpha:.3f}, "
-                 f"{lm_speeds[('x1', 1)]:.2f}x at batch 1.")
-    return text
-
-
-def draft_free_sentence(report):
-    """The README's figures for --draft-method ngram and layers (the draftfree benchmark);
-    None without it."""
-    data = report.get("draftfree")
-    if not data or not data.get("rows"):
-        return None
-    rows = {(r["setting"], r["batch_size"], r["engine"]): r for r in data["rows"]}
-    fmt = lambda setting, batch, engine: (  # noqa: E731
-        f"{rows[(setting, batch, engine)]['speed_over_default']:.2f}x"
-        if (setting, batch, engine) in rows else "-")
-    wide = max((r["setting"] for r in data["rows"] if r["setting"].startswith("mt x")),
-               key=lambda t: int(t[4:]), default=None)
-    text = (f"On {data.get('threads', 2)} CPU threads, greedy, with `--adaptive-draft-len`, over "
-            f"the default generator: `ngram` {fmt('copy', 1, 'ngram, adaptive')} at batch 1 and "
-            f"{fmt('copy', 8, 'ngram, adaptive')} at batch 8 on an English denoising model "
-            f"(its output copies most of its input; `scripts/copy_pair.py`), "
-            f"{fmt('long', 1, 'ngram, adaptive')} on inputs of several hundred tokens, "
-            f"{fmt('mt x1', 1, 'ngram, adaptive')} on the demo Spanish→English pair")
-    if wide and wide != "mt x1":
-        text += f" ({fmt(wide, 1, 'ngram, adaptive')} widened {wide[3:]})"
-    text += (f"; `layers` {fmt('copy', 1, 'layers, adaptive')} on the denoiser"
-             + (f", {fmt(wide, 1, 'layers, adaptive')} on the demo target widened {wide[3:]}"
-                if wide else ""))
-    shares = [rows.get(key, {}).get("plain_share") for key in (("copy", 1, "ngram, adaptive"),
-                                                               ("copy", 1, "layers, adaptive"))]
-    if all(share is not None for share in shares):
-        text += (f". Part of each speed-up is plain greedy steps, which the schedule takes "
-                 f"where drafting does not pay: {100 * shares[0]:.0f}% of the `ngram` tokens "
-                 f"on the denoiser, {100 * shares[1]:.0f}% of the `layers` ones")
-    return text + " (docs/benchmarks.md's draftfree section)."
-
-
-def update_readme_draft(report, envs, readme=README):
-    """Rewrite the README's "Getting a draft" figures from a full run of the draft benchmark,
-    and its draft-free figures from a full run of the draftfree benchmark."""
-    written = False
-    for name, sentence, start, end, what in (
-            ("draft", draft_sentence, DRAFT_START, DRAFT_END, "draft figures"),
-            ("draftfree", draft_free_sentence, DRAFT_FREE_START, DRAFT_FREE_END,
-             "draft-free figures")):
-        text = sentence(report)
-        if text is None or envs.get(name, {}).get("quick") or name not in envs:
-            continue
-        written |= _replace_block(readme, start, end, text, what)
-    return written
-
-
-def plot(report, png):
-    """The summary plot, from a run that has the engines benchmark (its left panel); else the
-    plot is left as it is."""
-    if "engines" not in report:
-        print(f"[report] {os.path.relpath(png, ROOT)} left as it is (no engines benchmark in "
-              f"this run)", flush=True)
-        return
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 5.5))
-    engines = report.get("engines", {}).get("settings", [])
-    names = ["stock fairseq", "fairseq_fast default", "fairseq_fast speculative", "CTranslate2"]
-    width = 0.2
-    for k, engine in enumerate(names):
-        xs, ys = [], []
-        for j, row in enumerate(engines):
-            if engine in row["engines"]:
-                xs.append(j + (k - 1.5) * width)
-                ys.append(row["engines"][engine]["sent_per_s"])
-        ax1.bar(xs, ys, width, label=engine)
-    ax1.set_xticks(range(len(engines)))
-    ax1.set_xticklabels([f"{r['setting']}\nbatch {r['batch_size']}" for r in engines])
-    threads = report.get("engines", {}).get("threads", 2)
-    ct2 = report.get("engines", {}).get("ct2_threads", threads)
-    ct2 = "/".join(map(str, ct2)) if isinstance(ct2, list) else ct2
-    ax1.set_ylabel(f"sentences/s (fp32; torch {threads} threads, CTranslate2 best of {ct2})")
-    ax1.set_yscale("log")
-    ax1.set_title("demo target: stock fairseq, fairseq_fast, CTranslate2")
-    ax1.legend(fontsize=8)
-    rows = speedups(report)
-    ax2.barh([label for label, _ in rows], [x for _, x in rows], color="tab:green")
-    ax2.axvline(1.0, color="black", linewidth=0.8)
-    ax2.set_xlabel("speedup vs stock fairseq (same run, alternating, medians)")
-    ax2.invert_yaxis()
-    ax2.tick_params(axis="y", labelsize=7)
-    ax2.set_title("fairseq_fast features vs stock")
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(png), exist_ok=True)
-    fig.savefig(png, dpi=110)
+def list_suites():
+    for suite in SUITES:
+        title = render._first_docstring_line(suite.script)
+        print(f"{suite.name:12} {suite.part:9} {suite.script:28} {title}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default=",".join(name for name, *_ in SUITE))
+    ap.add_argument("--quick", action="store_true",
+                    help="fewer sentences and repeats: a smoke run, its figures noisy")
+    ap.add_argument("--only", default=",".join(names()),
+                    help="the benchmarks to run, comma-separated (default: all; --list)")
+    ap.add_argument("--list", action="store_true", help="print the benchmarks and exit")
     ap.add_argument("--no-run", action="store_true",
                     help="run nothing: merge what is in --out, plot, print, write --md")
     ap.add_argument("--write-only", action="store_true",
                     help="run nothing: rewrite --png, --md and the README's headline table "
-                         "from the JSONs in --out")
+                         "from the JSONs in --out (with none, lay --md out again from its own "
+                         "sections)")
     ap.add_argument("--ct2-threads", default=None,
                     help="CTranslate2's intra_threads counts in the engines, latency and scale "
                          "steps, e.g. 1,2 (default: each script's own, 1 and torch's thread "
@@ -951,33 +114,37 @@ def main():
                          "its fastest")
     ap.add_argument("--out", default=os.path.join(ROOT, "work", "report"))
     ap.add_argument("--png", default=os.path.join(ROOT, "docs", "report.png"))
-    ap.add_argument("--md", default=MARKDOWN, help="the markdown file of tables to write")
-    ap.add_argument("--readme", default=README,
+    ap.add_argument("--md", default=render.MARKDOWN, help="the markdown file of tables to write")
+    ap.add_argument("--readme", default=render.README,
                     help="the README whose headline table a full run rewrites")
     args = ap.parse_args()
+    if args.list:
+        list_suites()
+        return
     if args.write_only:
-        report = load(args.out)
-        if not report:
-            sys.exit(f"report: no benchmark JSON in {args.out}")
-        plot(report, args.png)
-        envs = write_markdown(report, args.out, args.md, args.png)
-        update_readme(report, envs, args.readme)
-        update_readme_draft(report, envs, args.readme)
+        report = render.load(args.out)
+        if not report and not os.path.exists(args.md):
+            sys.exit(f"report: no benchmark JSON in {args.out} and no {args.md} to lay out")
+        if report:
+            render.plot(report, args.png)
+        envs = render.write_markdown(report, args.out, args.md, args.png, args.readme)
+        render.update_readme(report, envs, args.readme)
+        render.update_readme_draft(report, envs, args.readme)
         return
     os.makedirs(args.out, exist_ok=True)
-    unknown = set(args.only.split(",")) - {name for name, *_ in SUITE}
+    unknown = [name for name in args.only.split(",") if find(name) is None]
     if unknown:
-        sys.exit(f"report: unknown --only {','.join(sorted(unknown))}")
+        sys.exit(f"report: unknown --only {','.join(sorted(unknown))} (--list names them)")
     if not args.no_run:
         run_suite(args.only.split(","), args.out, args.quick, args.ct2_threads)
-    report = load(args.out)
+    report = render.load(args.out)
     with open(os.path.join(args.out, "report.json"), "w") as f:
         json.dump(report, f, indent=1)
-    plot(report, args.png)
-    print_tables(report)
-    envs = write_markdown(report, args.out, args.md, args.png)
-    update_readme(report, envs, args.readme)
-    update_readme_draft(report, envs, args.readme)
+    render.plot(report, args.png)
+    render.print_tables(report)
+    envs = render.write_markdown(report, args.out, args.md, args.png, args.readme)
+    render.update_readme(report, envs, args.readme)
+    render.update_readme_draft(report, envs, args.readme)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,10 @@ README = os.path.join(ROOT, "README.md")
 MAX_README_LINES = 250
 
 sys.path.insert(0, SCRIPTS)
+sys.path.insert(0, ROOT)
 import flags_table  # noqa: E402
 import report  # noqa: E402
+from benchmarks import render, suites  # noqa: E402
 
 
 def read(path):
@@ -148,7 +150,7 @@ def test_no_development_history_in_the_repository():
 @pytest.mark.parametrize("text", [
     "as measured in session 12", "the session-2 draft", "Sessions 5 and 6 did", "since session",
     "on this machine", "the AMD machine's figures", "at commit 8cf7ceb",
-    "`report.py` at 89f9896: 3.1x"])
+    "`render.py` at 89f9896: 3.1x"])
 def test_history_check_finds_history(text):
     assert history_problems("x.py", text)
 
@@ -222,7 +224,7 @@ SCALE = {"threads": 2, "rows": [{"model": "x2", "stock_sent_per_s": 3.5, "speedu
 
 
 def test_generic_tables_render_any_benchmarks_rows():
-    text = report.generic_tables(SCALE)
+    text = render.generic_tables(SCALE)
     assert "threads 2" in text
     assert "| model | stock sent per s | speedup | bandwidth gb s | identical |" in text
     assert "| x2 | 3.5 | 2.5 | 12.25 | yes |" in text
@@ -230,12 +232,12 @@ def test_generic_tables_render_any_benchmarks_rows():
 
 def test_markdown_has_the_header_and_one_section_per_benchmark(tmp_path, monkeypatch):
     # a benchmark the writer has never heard of, with no script: it gets the generic table
-    monkeypatch.setattr(report, "SUITE", report.SUITE + [("toy", "benchmark_toy.py", [], [])])
-    monkeypatch.setitem(report.PLOTS, "toy", ("toy.png", "a toy plot"))
+    toy = suites.Suite("toy", "benchmark_toy.py", (), (), plot=("toy.png", "a toy plot"))
     md = str(tmp_path / "benchmarks.md")
-    text = report.markdown({"defaults": DEFAULTS, "toy": SCALE},
+    text = render.markdown({"defaults": DEFAULTS, "toy": SCALE},
                            {"defaults": dict(ENV, command="python scripts/benchmark_defaults.py"),
-                            "toy": ENV}, md=md, plots={"toy": str(tmp_path / "toy.png")})
+                            "toy": ENV}, md=md, plots={"toy": str(tmp_path / "toy.png")},
+                           suites=suites.SUITES + (toy,))
     assert text.endswith("| x2 | 3.5 | 2.5 | 12.25 | yes |\n\n![a toy plot](toy.png)\n")
     for fact in ("Test CPU @ 1 GHz (AVX2), 2 cores, 2 logical CPUs", "| torch | 2.13.0 |",
                  "| fairseq | 0.12.3.1 |", "| CTranslate2 | 4.8.5 |",
@@ -249,7 +251,7 @@ def test_markdown_has_the_header_and_one_section_per_benchmark(tmp_path, monkeyp
     assert "| beam 5 | 16.00 | 48.00 | 3.00x | 27% / 9% | 100.0% |\n" in text
     assert "| 100.0% |\n\nn-gram blocker alone (320 rows x 200 steps" in text
     assert "| x2 | 3.5 | 2.5 | 12.25 | yes |" in text
-    quick = report.markdown({"defaults": DEFAULTS}, {"defaults": dict(ENV, quick=True)}, md=md)
+    quick = render.markdown({"defaults": DEFAULTS}, {"defaults": dict(ENV, quick=True)}, md=md)
     assert "`--quick`" in quick
 
 
@@ -261,7 +263,7 @@ def test_write_only_rewrites_the_file_whole(tmp_path):
     md.parent.mkdir()
     md.write_text("stale hand edit\n")
     readme = tmp_path / "README.md"
-    readme.write_text(f"x\n{report.FIGURES_START}\nold\n{report.FIGURES_END}\n")
+    readme.write_text(f"x\n{render.FIGURES_START}\nold\n{render.FIGURES_END}\n")
     done = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"), "--write-only",
                            "--out", str(out), "--md", str(md), "--png", str(tmp_path / "r.png"),
                            "--readme", str(readme)], capture_output=True, text=True)
@@ -294,28 +296,28 @@ def full_report():
 
 def test_headline_table_comes_from_the_run(tmp_path):
     rep = full_report()
-    table = report.headline(rep)
+    table = render.headline(rep)
     assert "| default generator (no flag) | beam 5, batch 32 | 3.00x | identical |" in table
     assert "| default generator (no flag) | greedy, batch 1 | 4.00x | identical |" in table
     assert "| `--generator speculative` | sampling T=1, batch 1 | 2.86x |" in table
     assert "| `--generator bild` | fallback 0.6, rollback 5, batch 1 | 3.43x | BLEU +0.11" in table
     assert "1.06x CTranslate2's" in table and "[docs/benchmarks.md](docs/benchmarks.md)" in table
-    assert report.headline({k: v for k, v in rep.items() if k != "bild"}) is None
+    assert render.headline({k: v for k, v in rep.items() if k != "bild"}) is None
 
     readme = tmp_path / "README.md"
-    readme.write_text(f"top\n{report.FIGURES_START}\nold\n{report.FIGURES_END}\nrest\n")
-    envs = {name: ENV for name in report.HEADLINE_NEEDS}
-    assert not report.update_readme(rep, {**envs, "bild": dict(ENV, quick=True)}, str(readme))
+    readme.write_text(f"top\n{render.FIGURES_START}\nold\n{render.FIGURES_END}\nrest\n")
+    envs = {name: ENV for name in suites.HEADLINE_NEEDS}
+    assert not render.update_readme(rep, {**envs, "bild": dict(ENV, quick=True)}, str(readme))
     assert "old" in readme.read_text()
-    assert report.update_readme(rep, envs, str(readme))
+    assert render.update_readme(rep, envs, str(readme))
     text = readme.read_text()
-    assert text.startswith(f"top\n{report.FIGURES_START}\n| feature |") and "old" not in text
-    assert text.endswith(f"{report.FIGURES_END}\nrest\n")
+    assert text.startswith(f"top\n{render.FIGURES_START}\n| feature |") and "old" not in text
+    assert text.endswith(f"{render.FIGURES_END}\nrest\n")
 
 
 def test_readme_has_the_headline_markers_and_points_to_benchmarks_md():
     text = read(README)
-    block = text[text.index(report.FIGURES_START):text.index(report.FIGURES_END)]
+    block = text[text.index(render.FIGURES_START):text.index(render.FIGURES_END)]
     assert "| feature | setting | speed, x stock fairseq | output |" in block
     assert "docs/benchmarks.md" in block
 
@@ -354,10 +356,10 @@ def test_latency_and_headline_name_ct2s_fastest_count():
                       "ct2_runs_by_threads": {"1": [10.0, 11.0, 12.0], "2": [20.0]},
                       "runs": {"fairseq_fast speculative": [30.0], "CTranslate2": [20.0]},
                       "medians": {"fairseq_fast speculative": 30.0, "CTranslate2": 20.0}}
-    assert "Against CTranslate2 (2 threads, its fastest of 1/2)" in report.headline(rep)
-    text = report.latency_tables(rep["latency"])
+    assert "Against CTranslate2 (2 threads, its fastest of 1/2)" in render.headline(rep)
+    text = render.latency_tables(rep["latency"])
     assert "CTranslate2 threads 2 (the fastest of 1: 11.00 sentences/s, 2: 20.00" in text
-    assert "Against CTranslate2 (1 thread)," in report.headline(full_report())
+    assert "Against CTranslate2 (1 thread)," in render.headline(full_report())
 
 
 # -- the GPU section ------------------------------------------------------------------------------
@@ -394,20 +396,21 @@ def test_gpu_step_is_skipped_without_a_gpu_and_its_kept_figures_render(tmp_path,
     out, kept = tmp_path / "out", tmp_path / "kept"
     out.mkdir()
     kept.mkdir()
-    monkeypatch.setitem(report.KEPT, "gpu", str(kept))
-    monkeypatch.setattr(report, "_runs_here", lambda name: name != "gpu")
+    monkeypatch.setattr(render, "KEPT", str(kept))
+    monkeypatch.setattr(report, "KEPT", str(kept))
+    monkeypatch.setattr(report, "_runs_here", lambda suite: suite.name != "gpu")
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("ran a benchmark"))
     report.run_suite(["gpu"], str(out), quick=False)
     assert "[report] gpu: skipped: torch sees no CUDA GPU" in capsys.readouterr().out
     assert not os.listdir(out)
-    assert "gpu" not in report.load(str(out))
+    assert "gpu" not in render.load(str(out))
     (kept / "gpu.json").write_text(json.dumps(gpu_report()))
     (kept / "gpu.env.json").write_text(json.dumps(dict(ENV, gpu="Test GPU", python="3.12")))
     (out / "defaults.json").write_text(json.dumps(DEFAULTS))
     (out / "defaults.env.json").write_text(json.dumps(ENV))
-    found, envs = report.load(str(out)), report.load_environments(str(out))
+    found, envs = render.load(str(out)), render.load_environments(str(out))
     assert found["gpu"] == gpu_report() and envs["gpu"]["gpu"] == "Test GPU"
-    text = report.markdown(found, envs, md=str(tmp_path / "benchmarks.md"))
+    text = render.markdown(found, envs, md=str(tmp_path / "benchmarks.md"))
     section = text[text.index("\n## gpu: "):]
     assert "Unlike the header: gpu Test GPU, python 3.12." in section
     assert ("| x4 (168.0M) | float16 | greedy, batch 1 | 30 | fairseq_fast default | 4.000 | "
@@ -417,15 +420,15 @@ def test_gpu_step_is_skipped_without_a_gpu_and_its_kept_figures_render(tmp_path,
 
 
 def test_gpu_sentence_gives_the_ranges_and_the_step_times():
-    sentence = report._gpu_sentence({"gpu": gpu_report()})
+    sentence = render._gpu_sentence({"gpu": gpu_report()})
     assert sentence == (
         " On a GPU (Test GPU, float32 and float16, targets x1, x4), greedy batch 1 is "
         "1.50-2.00x stock with the default generator, whose decoder calls replay CUDA graphs "
         "(0.38-0.50x with them off), and 2.00-2.50x with speculative decoding; beam 5 at batch "
         "32 is 1.25-1.75x. A step's GPU time there follows its kernel count more than its size "
         "(0.40 ms at x1, 0.50 ms at x4), so a draft step costs most of a target step.")
-    assert report._gpu_sentence({}) == ""
-    assert sentence in report.headline({**full_report(), "gpu": gpu_report()})
+    assert render._gpu_sentence({}) == ""
+    assert sentence in render.headline({**full_report(), "gpu": gpu_report()})
 
 
 def scale_report():
@@ -442,19 +445,19 @@ def scale_report():
 
 
 def test_scale_sentence_gives_speculative_over_default_by_target_size():
-    sentence = report._scale_sentence({"scale": scale_report()})
+    sentence = render._scale_sentence({"scale": scale_report()})
     assert sentence == (
         " Speculative decoding over the default generator, greedy batch 1, by target size (the "
         "demo target widened x1, x4: 10.5M, 156M parameters): 0.90x, 1.90x with the demo draft, "
         "0.80x, 2.40x with a deeper one; at batch 8, 0.70-1.20x. On a CPU it pays where a step "
         "is bound by memory, not by overhead.")
-    assert sentence in report.headline({**full_report(), "scale": scale_report()})
-    assert report._scale_sentence({}) == ""
+    assert sentence in render.headline({**full_report(), "scale": scale_report()})
+    assert render._scale_sentence({}) == ""
     without_big = scale_report()
     for s in without_big["scales"]:
         for row in s["rows"]:
             row.pop("speculative_big", None)
-    assert "deeper" not in report._scale_sentence({"scale": without_big})
+    assert "deeper" not in render._scale_sentence({"scale": without_big})
 
 
 # -- the default's share of the bandwidth: the triads around each run --------------------------
@@ -625,7 +628,7 @@ DRAFT = {"hours": 1.0, "threads": 2, "made_seconds": None,
 def test_draft_tables_give_the_summary_first_then_every_run():
     import benchmark_draft
 
-    printed = report.script_tables("benchmark_draft.py", DRAFT)
+    printed = render.script_tables("benchmark_draft.py", DRAFT)
     assert printed.index("| draft | alpha | x1 bs1 | x4 bs1 | x4 bs8 |") < \
         printed.index("Every run (translation)")
     assert "| fairseq-fast-draft | 0.810 | 1.05x | 2.31x | 1.20x |" in printed  # the faster
@@ -635,7 +638,7 @@ def test_draft_tables_give_the_summary_first_then_every_run():
 
 
 def test_readme_draft_figures_come_from_the_draft_run(tmp_path):
-    text = report.draft_sentence({"draft": DRAFT})
+    text = render.draft_sentence({"draft": DRAFT})
     assert "`fairseq-fast-draft --hours 1`" in text and "took 69 minutes" in text
     assert "α 0.810 (the hand-made drafts': 0.730)" in text
     assert "1.05x, 2.31x the default generator at batch 1 on the demo target widened x1, x4; " \
@@ -643,12 +646,12 @@ def test_readme_draft_figures_come_from_the_draft_run(tmp_path):
         "shared), 1.40x (docs/benchmarks.md" in text
     assert "On a language model trained on the English side: α 0.700, 1.10x" in text
     readme = tmp_path / "README.md"
-    readme.write_text(f"a\n{report.DRAFT_START}\nold\n{report.DRAFT_END}\nb\n")
+    readme.write_text(f"a\n{render.DRAFT_START}\nold\n{render.DRAFT_END}\nb\n")
     run = {"draft": DRAFT}
-    assert not report.update_readme_draft(run, {"draft": dict(ENV, quick=True)}, str(readme))
-    assert report.update_readme_draft(run, {"draft": ENV}, str(readme))
-    assert readme.read_text() == f"a\n{report.DRAFT_START}\n{text}\n{report.DRAFT_END}\nb\n"
-    assert report.DRAFT_START in read(README) and report.DRAFT_END in read(README)
+    assert not render.update_readme_draft(run, {"draft": dict(ENV, quick=True)}, str(readme))
+    assert render.update_readme_draft(run, {"draft": ENV}, str(readme))
+    assert readme.read_text() == f"a\n{render.DRAFT_START}\n{text}\n{render.DRAFT_END}\nb\n"
+    assert render.DRAFT_START in read(README) and render.DRAFT_END in read(README)
 
 
 def free_row(setting, batch, engine, speed, alpha=0.5):
@@ -673,7 +676,7 @@ DRAFT_FREE = {"threads": 2, "draft_len": 4, "rows": [
 
 
 def test_draft_free_tables_give_the_summary_first():
-    printed = report.script_tables("benchmark_draft_free.py", DRAFT_FREE)
+    printed = render.script_tables("benchmark_draft_free.py", DRAFT_FREE)
     assert printed.index("| copy | 1 | 2.40x / 2.60x | 0.60x / 1.01x | - |") < \
         printed.index("Every run")
     assert "| copy | 8 | 1.50x / 1.40x | - | - |" in printed
@@ -682,7 +685,7 @@ def test_draft_free_tables_give_the_summary_first():
 
 
 def test_readme_draft_free_figures_come_from_the_draftfree_run(tmp_path):
-    text = report.draft_free_sentence({"draftfree": DRAFT_FREE})
+    text = render.draft_free_sentence({"draftfree": DRAFT_FREE})
     assert "`ngram` 2.60x at batch 1 and 1.40x at batch 8 on an English denoising model" in text
     assert "3.10x on inputs of several hundred tokens, 0.99x on the demo Spanish→English pair " \
         "(1.02x widened x4); `layers` 1.01x on the denoiser, 1.00x on the demo target widened " \
@@ -693,29 +696,29 @@ def test_readme_draft_free_figures_come_from_the_draftfree_run(tmp_path):
             f"denoiser, {100 * plain[('copy', 'layers, adaptive')]:.0f}% of the `layers` ones "
             "(docs/benchmarks.md's draftfree section).") in text
     readme = tmp_path / "README.md"
-    readme.write_text(f"a\n{report.DRAFT_FREE_START}\nold\n{report.DRAFT_FREE_END}\nb\n")
+    readme.write_text(f"a\n{render.DRAFT_FREE_START}\nold\n{render.DRAFT_FREE_END}\nb\n")
     run = {"draftfree": DRAFT_FREE}
-    assert not report.update_readme_draft(run, {"draftfree": dict(ENV, quick=True)},
+    assert not render.update_readme_draft(run, {"draftfree": dict(ENV, quick=True)},
                                           str(readme))
-    assert report.update_readme_draft(run, {"draftfree": ENV}, str(readme))
+    assert render.update_readme_draft(run, {"draftfree": ENV}, str(readme))
     assert readme.read_text() == \
-        f"a\n{report.DRAFT_FREE_START}\n{text}\n{report.DRAFT_FREE_END}\nb\n"
-    assert report.DRAFT_FREE_START in read(README)
+        f"a\n{render.DRAFT_FREE_START}\n{text}\n{render.DRAFT_FREE_END}\nb\n"
+    assert render.DRAFT_FREE_START in read(README)
 
 
 def test_a_partial_run_keeps_the_other_benchmarks_sections(tmp_path):
     md = tmp_path / "benchmarks.md"
-    first = report.markdown({"defaults": DEFAULTS},
+    first = render.markdown({"defaults": DEFAULTS},
                             {"defaults": dict(ENV, command="python scripts/benchmark_defaults.py")},
                             md=str(md))
     md.write_text(first)
-    kept = report.sections(md.read_text())
+    kept = render.sections(md.read_text())
     assert list(kept) == ["defaults"]
-    second = report.markdown({"draft": DRAFT}, {"draft": ENV}, md=str(md), kept=kept)
+    second = render.markdown({"draft": DRAFT}, {"draft": ENV}, md=str(md), kept=kept)
     assert kept["defaults"] in second  # as the file had it, its command line and date included
     assert second.index("## defaults:") < second.index("## draft:")  # in the suite's order
     assert "the other sections give their own" in second
-    replaced = report.markdown({"defaults": DEFAULTS}, {"defaults": ENV}, md=str(md),
+    replaced = render.markdown({"defaults": DEFAULTS}, {"defaults": ENV}, md=str(md),
                                kept={"defaults": "## defaults: stale"})
     assert "stale" not in replaced  # a benchmark in the run is written anew
 
@@ -725,26 +728,124 @@ def test_a_partial_run_keeps_the_full_runs_header(tmp_path):
     the kept GPU run; the new section says how its own machine differs, in what the header
     shows."""
     md = tmp_path / "benchmarks.md"
-    md.write_text(report.markdown({"defaults": DEFAULTS}, {"defaults": ENV}, md=str(md)))
-    header = report.header_of(md.read_text())
+    md.write_text(render.markdown({"defaults": DEFAULTS}, {"defaults": ENV}, md=str(md)))
+    header = render.header_of(md.read_text())
     assert "| CPU | Test CPU @ 1 GHz (AVX2), 2 cores, 2 logical CPUs |" in header
-    assert report.header_environment(header) == {
+    assert render.header_environment(header) == {
         "gpu": None, "cpu": "Test CPU @ 1 GHz", "isa": "AVX2", "physical_cores": 2,
         "logical_cpus": 2, "torch": "2.13.0", "fairseq": "0.12.3.1", "ctranslate2": "4.8.5"}
     gpu_env = dict(ENV, gpu="Test GPU", cpu="Other CPU", python="3.12")
     draft_env = dict(ENV, isa="AVX512", python="3.12", date="2030-02-03 04:05 UTC",
                      command="python scripts/benchmark_draft.py")
-    text = report.markdown({"gpu": gpu_report(), "draft": DRAFT},
+    text = render.markdown({"gpu": gpu_report(), "draft": DRAFT},
                            {"gpu": gpu_env, "draft": draft_env}, md=str(md),
-                           kept=report.sections(md.read_text()), header=header)
+                           kept=render.sections(md.read_text()), header=header)
     assert text.startswith(header + "\n")
-    assert text.count("| CPU |") == 1 and "2030-02-03" not in report.header_of(text)
-    draft = report.sections(text)["draft"]
+    assert text.count("| CPU |") == 1 and "2030-02-03" not in render.header_of(text)
+    draft = render.sections(text)["draft"]
     assert "Unlike the header: isa AVX512." in draft  # python: the header does not show it
-    assert "Unlike the header: gpu Test GPU, cpu Other CPU." in report.sections(text)["gpu"]
-    assert report.sections(text)["defaults"] == report.sections(md.read_text())["defaults"]
+    assert "Unlike the header: gpu Test GPU, cpu Other CPU." in render.sections(text)["gpu"]
+    assert render.sections(text)["defaults"] == render.sections(md.read_text())["defaults"]
     # a run of everything the file has renews the header; a section of no benchmark is dropped
-    renewed = report.markdown({"defaults": DEFAULTS}, {"defaults": draft_env}, md=str(md),
+    renewed = render.markdown({"defaults": DEFAULTS}, {"defaults": draft_env}, md=str(md),
                               kept={"gone": "## gone: a benchmark no longer in the suite"},
                               header=header)
-    assert "2030-02-03" in report.header_of(renewed) and "## gone" not in renewed
+    assert "2030-02-03" in render.header_of(renewed) and "## gone" not in renewed
+
+
+# -- the file's shape: the summary first, the diagnostics in an appendix ----------------------
+def _toy_script(tmp_path, monkeypatch, name, diagnostics=True):
+    """A benchmark script on the path whose print_table prints its figure and whose
+    print_diagnostics (where asked) prints a line that belongs in the appendix."""
+    code = ("def print_table(report):\n    print(f\"| figure |\\n|---|\\n| {report['x']} |\")\n")
+    if diagnostics:
+        code += "def print_diagnostics(report):\n    print(f\"diagnostic {report['why']}\")\n"
+    (tmp_path / f"{name}.py").write_text('"""A toy benchmark."""\n' + code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return f"{name}.py"
+
+
+def test_the_summary_comes_first_and_the_diagnostics_go_to_the_appendix(tmp_path, monkeypatch):
+    toy = suites.Suite("toy", _toy_script(tmp_path, monkeypatch, "toy_users"), (), ())
+    probe = suites.Suite("probe", _toy_script(tmp_path, monkeypatch, "toy_probe", False), (),
+                         (), part=suites.APPENDIX)
+    run = {**full_report(), "toy": {"x": 7, "why": "the triads"}, "probe": {"x": 8}}
+    envs = {name: ENV for name in run}
+    text = render.markdown(run, envs, md=str(tmp_path / "benchmarks.md"),
+                           suites=suites.SUITES + (probe, toy))
+    order = [text.index(s) for s in ("## summary: ", "## engines: ", "## toy\n",
+                                     render.APPENDIX_HEADING, "## probe\n",
+                                     "## toy (diagnostics): ")]
+    assert order == sorted(order)
+    summary = render.sections(text)["summary"]
+    assert "| `--generator speculative` | sampling T=1, batch 1 | 2.86x |" in summary
+    assert "docs/benchmarks.md" not in summary and render.DOCS_TAIL in summary
+    assert "| 7 |" in render.sections(text)["toy"]
+    assert "diagnostic" not in render.sections(text)["toy"]
+    assert "diagnostic the triads" in render.sections(text)["toy (diagnostics)"]
+    # no appendix where nothing belongs there
+    bare = render.markdown({"defaults": DEFAULTS}, {"defaults": ENV},
+                           md=str(tmp_path / "benchmarks.md"))
+    assert render.APPENDIX_HEADING not in bare and "## summary" not in bare
+
+
+def test_a_partial_run_keeps_the_summary_and_the_appendix(tmp_path, monkeypatch):
+    toy = suites.Suite("toy", _toy_script(tmp_path, monkeypatch, "toy_kept"), (), ())
+    every = suites.SUITES + (toy,)
+    md = tmp_path / "benchmarks.md"
+    run = {**full_report(), "toy": {"x": 7, "why": "first"}}
+    md.write_text(render.markdown(run, {name: ENV for name in run}, md=str(md), suites=every))
+    kept, header = render.sections(md.read_text()), render.header_of(md.read_text())
+    assert {"summary", "toy", "toy (diagnostics)"} <= set(kept)
+    # only the defaults again: the summary and the toy's two sections stay as they were
+    again = render.markdown({"defaults": DEFAULTS}, {"defaults": ENV}, md=str(md), kept=kept,
+                            header=header, suites=every)
+    for key in ("summary", "toy", "toy (diagnostics)"):
+        assert render.sections(again)[key] == kept[key]
+    assert again.index("## toy (diagnostics)") > again.index(render.APPENDIX_HEADING)
+    # the toy again: both its sections are new, the old diagnostics gone
+    renewed = render.markdown({"toy": {"x": 9, "why": "second"}}, {"toy": ENV}, md=str(md),
+                              kept=kept, header=header, suites=every)
+    assert "diagnostic second" in renewed and "diagnostic first" not in renewed
+    # a full run writes the summary anew
+    faster = full_report()
+    faster["speculative"]["settings"][1]["speedup"] = 3.5
+    full = render.markdown(faster, {name: ENV for name in faster}, md=str(md), kept=kept,
+                           header=header, suites=every)
+    assert "| sampling T=1, batch 1 | 3.50x |" in render.sections(full)["summary"]
+
+
+def test_a_file_laid_out_again_takes_its_summary_from_the_readme(tmp_path):
+    """With no JSON at hand, the file keeps every section and takes the summary from the
+    README's headline table (written from the same full run), ending without a link to
+    itself; running it twice changes nothing."""
+    md, out, readme = tmp_path / "benchmarks.md", tmp_path / "out", tmp_path / "README.md"
+    out.mkdir()
+    md.write_text(render.markdown({"defaults": DEFAULTS}, {"defaults": ENV}, md=str(md)))
+    table = render.headline(full_report())
+    readme.write_text(f"x\n{render.FIGURES_START}\n{table}\n{render.FIGURES_END}\n")
+    cmd = [sys.executable, os.path.join(SCRIPTS, "report.py"), "--write-only", "--out",
+           str(out), "--md", str(md), "--png", str(tmp_path / "r.png"), "--readme", str(readme)]
+    before = md.read_text()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = md.read_text()
+    assert render.sections(text)["defaults"] == render.sections(before)["defaults"]
+    assert render.header_of(text) == render.header_of(before)
+    summary = render.sections(text)["summary"]
+    assert table.replace(render.README_TAIL, render.DOCS_TAIL) in summary
+    assert render.README_TAIL in readme.read_text()  # the README is left as it was
+    subprocess.run(cmd, capture_output=True, check=True)
+    assert md.read_text() == text
+
+
+def test_every_suite_runs_a_script_that_exists_and_renders_somewhere():
+    assert len(set(suites.names())) == len(suites.SUITES)
+    for suite in suites.SUITES:
+        assert os.path.exists(os.path.join(SCRIPTS, suite.script)), suite.script
+        assert suite.part in (suites.USERS, suites.APPENDIX)
+        args = suite.command("python", "/out", quick=True, ct2_threads="1,2")
+        assert args[args.index("--json") + 1] == f"/out/{suite.name}.json"
+        assert ("--ct2-threads" in args) == suite.ct2_threads
+        assert ("--png" in args) == (suite.plot is not None)
+    assert set(suites.HEADLINE_NEEDS) <= set(suites.names())
