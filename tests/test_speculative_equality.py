@@ -137,7 +137,8 @@ def test_identical_draft_accepts_everything():
 def test_stats_count_the_verified_positions_and_those_that_decided():
     """A pass over 2 rows that computed both at the widest window, 3 drafts + 1 (8 positions):
     row 0 kept 1 of 3 (its last 2 positions lay after the rejection), row 1 drafted 1 (EOS) and
-    kept it (2 positions past its window); then a pass of one row, 2 drafts + 1, that kept both."""
+    kept it (2 positions past its window); then a pass of one row, 2 drafts + 1, that kept both;
+    then plain steps, whose written tokens each decided themselves."""
     from fairseq_fast.speculative.stats import SpecStats
 
     s = SpecStats()
@@ -149,6 +150,9 @@ def test_stats_count_the_verified_positions_and_those_that_decided():
     s.record(offered=torch.tensor([2]), accepted=torch.tensor([2]), committed=torch.tensor([3]),
              cap=torch.tensor([2]), drafts=torch.tensor([[4, 5]]), draft_steps=2, verified=3)
     assert s.verified == 11 and s.useful_share == 7 / 11
+    # a round of 3 plain steps over 2 rows; row 1 ended at its second step (EOS)
+    s.record_plain(committed=torch.tensor([3, 2]), steps=3, verified=6)
+    assert s.verified == 17 and s.useful_share == 12 / 17
 
 
 def test_batch_rows_equal_rows_alone():

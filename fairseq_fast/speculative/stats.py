@@ -72,10 +72,11 @@ class SpecStats:
     @property
     def decided(self) -> int:
         """Verified positions that decided something: per row and pass, its kept drafts and the
-        position that gave the target's own token. The others lay after a rejection, or past
-        the row's own window in a pass that computed every row at the widest window's width
-        (where its rows could not be ragged: lean_decoder.forward)."""
-        return self.row_rounds + self.accepted
+        position that gave the target's own token, and each token a plain step wrote. The
+        others lay after a rejection, or past the row's own window in a pass that computed
+        every row at the widest window's width (where its rows could not be ragged:
+        lean_decoder.forward), or past a row's EOS in a round of plain steps."""
+        return self.row_rounds + self.accepted + self.plain_committed
 
     @property
     def useful_share(self) -> float:
