@@ -26,6 +26,7 @@ MARKDOWN = os.path.join(ROOT, "docs", "benchmarks.md")
 README = os.path.join(ROOT, "README.md")
 FIGURES_START, FIGURES_END = "<!-- figures:start -->", "<!-- figures:end -->"
 DRAFT_START, DRAFT_END = "<!-- draft:start -->", "<!-- draft:end -->"
+DRAFT_LM_START, DRAFT_LM_END = "<!-- draftlm:start -->", "<!-- draftlm:end -->"
 DRAFT_FREE_START, DRAFT_FREE_END = "<!-- draftfree:start -->", "<!-- draftfree:end -->"
 
 
@@ -664,15 +665,20 @@ def update_readme(report, envs, readme=README):
 
 
 def _replace_block(readme, start, end, text, what):
-    """Put `text` between the README's `start` and `end` markers; False where it has none."""
+    """Put `text` between the README's `start` and `end` markers; False where it has none. A
+    block whose markers stand on lines of their own stays so; one inside a line (a figure in a
+    sentence) stays inside it."""
     with open(readme) as f:
         old = f.read()
     pattern = re.escape(start) + r".*?" + re.escape(end)
-    if not re.search(pattern, old, re.S):
+    found = re.search(pattern, old, re.S)
+    if not found:
         print(f"[report] README has no {start} block; {what} not written")
         return False
+    gap = "\n" if found.group(0).startswith(start + "\n") else ""
     with open(readme, "w") as f:
-        f.write(re.sub(pattern, lambda _: f"{start}\n{text}\n{end}", old, count=1, flags=re.S))
+        f.write(re.sub(pattern, lambda _: f"{start}{gap}{text}{gap}{end}", old, count=1,
+                       flags=re.S))
     print(f"[report] rewrote the README's {what}", flush=True)
     return True
 
@@ -706,12 +712,20 @@ def draft_sentence(report):
             factor = name.rsplit(" ", 1)[1]
             text += (f"; made from the {factor} target itself (its first decoder layers at its "
                      f"width, its encoder shared), {wide[(factor, 1)]:.2f}x")
-    text += " (docs/benchmarks.md's draft section)."
-    if "lm" in draft:
-        lm_alpha, lm_speeds = benchmark_draft.summary_rows(draft, "lm")[0][1:]
-        text += (f" On a language model trained on the English side: α {lm_alpha:.3f}, "
-                 f"{lm_speeds[('x1', 1)]:.2f}x at batch 1.")
-    return text
+    return text + " (docs/benchmarks.md's draft section)."
+
+
+def draft_lm_figures(report):
+    """The README's figures for a draft of a language model (the draftlm benchmark), which
+    stand inside its sentence; None without them."""
+    _scripts_on_path()
+    import benchmark_draft
+
+    data = report.get("draftlm")
+    if not data or "lm" not in data:
+        return None
+    alpha, speeds = benchmark_draft.summary_rows(data, "lm")[0][1:]
+    return f"α {alpha:.3f}, {speeds[('x1', 1)]:.2f}x at batch 1"
 
 
 def draft_free_sentence(report):
@@ -747,11 +761,14 @@ def draft_free_sentence(report):
 
 
 def update_readme_draft(report, envs, readme=README):
-    """Rewrite the README's "Getting a draft" figures from a full run of the draft benchmark,
-    and its draft-free figures from a full run of the draftfree benchmark."""
+    """Rewrite the README's "Getting a draft" figures from a full run of the draft benchmark
+    (and of the draftlm one), and its draft-free figures from a full run of the draftfree
+    benchmark."""
     written = False
     for name, sentence, start, end, what in (
             ("draft", draft_sentence, DRAFT_START, DRAFT_END, "draft figures"),
+            ("draftlm", draft_lm_figures, DRAFT_LM_START, DRAFT_LM_END,
+             "language-model draft figures"),
             ("draftfree", draft_free_sentence, DRAFT_FREE_START, DRAFT_FREE_END,
              "draft-free figures")):
         text = sentence(report)

@@ -4,7 +4,8 @@ speculative decoding over the default generator at batch 1 and 8.
 
     python scripts/benchmark_draft.py [--made work/draft/draft.pt] [--hours 1] [--factors 1,4]
                                       [--sentences 40] [--batch-sentences 64] [--repeats 3]
-                                      [--slices 4] [--lm] [--lm-train-hours 0.75]
+                                      [--slices 4] [--part translation|lm]
+                                      [--lm-train-hours 0.75] [--lm-folder work/draft_lm]
                                       [--json work/benchmark_draft.json]
 
 The draft under test is what `fairseq-fast-draft --target target.pt --data work/data/bin --out
@@ -28,10 +29,11 @@ made draft at x1 width is a small draft of the kind one trains apart. They take 
 the speed over the default generator, alpha, tokens per target call and the share of sentences
 identical to the default's (float32).
 
-With --lm, the same for a language model at x1: a Transformer LM of 6 layers x 512 trained on
-the corpus's English side for --lm-train-hours (made when missing, in work/draft_lm/), its draft
-made by fairseq-fast-draft with --hours, prompts from the English test set (a line's first
-tokens, at most 32 and half the line), 64 new tokens each.
+With --part lm, the same for a language model at x1 instead: a Transformer LM of 6 layers x
+512 trained on the corpus's English side for --lm-train-hours (made when missing, in
+--lm-folder), its draft made by fairseq-fast-draft with --hours, prompts from the English test
+set (a line's first tokens, at most 32 and half the line), 64 new tokens each. Each part is a
+run of its own: report.py's draft and draftlm steps.
 """
 import argparse
 import json
@@ -74,13 +76,12 @@ def make_draft(target, data, out, hours):
         return json.load(f), seconds
 
 
-def language_model(hours):
-    """A Transformer LM on the corpus's English side (made when missing): (checkpoint, data-bin,
-    wall seconds of its training or None)."""
+def language_model(hours, folder):
+    """A Transformer LM on the corpus's English side, in `folder` (made when missing):
+    (checkpoint, data-bin, wall seconds of its training or None)."""
     import demo
     from fairseq_fast.draft.export import slim
 
-    folder = os.path.join(WORK, "draft_lm")
     data, path = os.path.join(folder, "data-bin"), os.path.join(folder, "target.pt")
     if os.path.exists(path):
         return path, data, None
@@ -296,31 +297,38 @@ def main():
     ap.add_argument("--batch-sentences", type=int, default=64, help="batch-8 sentences")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--slices", type=int, default=4)
-    ap.add_argument("--lm", action="store_true", help="the language model too")
+    ap.add_argument("--part", choices=("translation", "lm"), default="translation",
+                    help="the demo translation target (x1 and --factors), or a language model "
+                         "trained on the corpus's English side")
     ap.add_argument("--lm-train-hours", type=float, default=0.75)
+    ap.add_argument("--lm-folder", default=os.path.join(WORK, "draft_lm"),
+                    help="where the language model, its data-bin and its draft are kept")
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
     ap.add_argument("--json", default=os.path.join(WORK, "benchmark_draft.json"))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    target = os.path.join(demo.EXAMPLE, "target.pt")
-    made, seconds = make_draft(target, training_data(), args.made, args.hours)
-    report = {"hours": args.hours, "made": made, "made_seconds": seconds, "threads": args.threads}
-    drafts = {"fairseq-fast-draft": args.made,
-              "demo draft (hand-made)": os.path.join(demo.EXAMPLE, "draft.pt"),
-              "big draft (hand-made)": os.path.join(demo.EXAMPLE, "draft_big.pt")}
-    test = demo.binarise()
-    rows = []
-    for factor in (int(f) for f in args.factors.split(",")):
-        path = widened_target(factor, target)
-        these = dict(drafts)
-        if factor > 1:
-            these[f"fairseq-fast-draft widened x{factor}"] = widened_draft(args.made, factor)
-        for batch_size in (1, 8):
-            rows += measure_target(path, test, "test", these, args, batch_size, f"x{factor}")
-    report["translation"] = {"rows": rows}
-    if args.lm:
-        lm, lm_data, lm_seconds = language_model(args.lm_train_hours)
-        lm_draft = os.path.join(WORK, "draft_lm", "draft.pt")
+    report = {"hours": args.hours, "threads": args.threads}
+    if args.part == "translation":
+        target = os.path.join(demo.EXAMPLE, "target.pt")
+        made, seconds = make_draft(target, training_data(), args.made, args.hours)
+        report.update(made=made, made_seconds=seconds)
+        drafts = {"fairseq-fast-draft": args.made,
+                  "demo draft (hand-made)": os.path.join(demo.EXAMPLE, "draft.pt"),
+                  "big draft (hand-made)": os.path.join(demo.EXAMPLE, "draft_big.pt")}
+        test = demo.binarise()
+        rows = []
+        for factor in (int(f) for f in args.factors.split(",")):
+            path = widened_target(factor, target)
+            these = dict(drafts)
+            if factor > 1:
+                these[f"fairseq-fast-draft widened x{factor}"] = widened_draft(args.made, factor)
+            for batch_size in (1, 8):
+                rows += measure_target(path, test, "test", these, args, batch_size,
+                                       f"x{factor}")
+        report["translation"] = {"rows": rows}
+    else:
+        lm, lm_data, lm_seconds = language_model(args.lm_train_hours, args.lm_folder)
+        lm_draft = os.path.join(args.lm_folder, "draft.pt")
         lm_made, lm_made_seconds = make_draft(lm, lm_data, lm_draft, args.hours)
         lm_rows = []
         for batch_size in (1, 8):

@@ -24,8 +24,9 @@ own command line and date, and so is the header (the full run's machine; a new s
 its own differs). Never edit it by hand. When --out holds a full (not --quick) run of every
 benchmark the README's headline table needs, that table (between its `<!-- figures:start -->`
 / `<!-- figures:end -->` markers) and the summary are rewritten from the same JSONs, and so are
-its "Getting a draft" figures (between `<!-- draft:start -->` / `<!-- draft:end -->`) from a
-full run of the draft step, so the README only quotes figures this script wrote.
+its "Getting a draft" figures (between `<!-- draft:start -->` / `<!-- draft:end -->`, and
+`<!-- draftlm:start -->` / `<!-- draftlm:end -->` inside a sentence) from a full run of the
+draft (draftlm) step, so the README only quotes figures this script wrote.
 
     python scripts/report.py --write-only [--out work/report]   # rewrite the plot, the file
                                                                 # and the README's table only
@@ -33,8 +34,8 @@ full run of the draft step, so the README only quotes figures this script wrote.
 --write-only with no JSON in --out lays the file out again from its own sections.
 
 --quick uses fewer sentences and repeats (a smoke run; its figures are noisier, and the header
-says so). A full run takes hours on a CPU; the draft and draftfree steps also train their models
-when they are missing.
+says so). A full run takes hours on a CPU; the draft, draftlm and draftfree steps also train
+their models when they are missing (each an hour or two).
 """
 import argparse
 import json

@@ -621,8 +621,10 @@ DRAFT = {"hours": 1.0, "threads": 2, "made_seconds": None,
              draft_row("x4", 8, "fairseq-fast-draft", 1.20, 0.81),
              draft_row("x4", 1, "fairseq-fast-draft widened x4", 1.40, 0.81),
              draft_row("x1", 1, "demo draft (hand-made)", 0.90, 0.73),
-             draft_row("x4", 1, "demo draft (hand-made)", 1.80, 0.73)]},
-         "lm": {"rows": [draft_row("x1", 1, "fairseq-fast-draft", 1.10, 0.70)]}}
+             draft_row("x4", 1, "demo draft (hand-made)", 1.80, 0.73)]}}
+DRAFT_LM = {"hours": 1.0, "threads": 2,
+            "lm": {"rows": [draft_row("x1", 1, "fairseq-fast-draft", 1.10, 0.70),
+                            draft_row("x1", 1, "fairseq-fast-draft, adaptive", 1.20, 0.71)]}}
 
 
 def test_draft_tables_give_the_summary_first_then_every_run():
@@ -634,7 +636,11 @@ def test_draft_tables_give_the_summary_first_then_every_run():
     assert "| fairseq-fast-draft | 0.810 | 1.05x | 2.31x | 1.20x |" in printed  # the faster
     assert "| demo draft (hand-made) | 0.730 | 0.90x | 1.80x | - |" in printed
     assert "69 minutes of wall time" in printed and "3,300 training updates" in printed
-    assert benchmark_draft.summary_rows(DRAFT, "lm")[0][1] == 0.70
+    assert "language model" not in printed
+    printed = render.script_tables("benchmark_draft.py", DRAFT_LM)
+    assert "| fairseq-fast-draft | 0.700 | 1.20x |" in printed  # alpha at the fixed length
+    assert "Every run (lm)" in printed and "translation" not in printed
+    assert benchmark_draft.summary_rows(DRAFT_LM, "lm")[0][1] == 0.70
 
 
 def test_readme_draft_figures_come_from_the_draft_run(tmp_path):
@@ -644,7 +650,7 @@ def test_readme_draft_figures_come_from_the_draft_run(tmp_path):
     assert "1.05x, 2.31x the default generator at batch 1 on the demo target widened x1, x4; " \
         "made from the x4 target itself (its first decoder layers at its width, its encoder " \
         "shared), 1.40x (docs/benchmarks.md" in text
-    assert "On a language model trained on the English side: α 0.700, 1.10x" in text
+    assert "language model" not in text
     readme = tmp_path / "README.md"
     readme.write_text(f"a\n{render.DRAFT_START}\nold\n{render.DRAFT_END}\nb\n")
     run = {"draft": DRAFT}
@@ -652,6 +658,22 @@ def test_readme_draft_figures_come_from_the_draft_run(tmp_path):
     assert render.update_readme_draft(run, {"draft": ENV}, str(readme))
     assert readme.read_text() == f"a\n{render.DRAFT_START}\n{text}\n{render.DRAFT_END}\nb\n"
     assert render.DRAFT_START in read(README) and render.DRAFT_END in read(README)
+
+
+def test_readme_language_model_draft_figures_stand_inside_their_sentence(tmp_path):
+    """The draftlm run's figures go between markers inside a line, and stay inside it; the
+    draft run's block (markers on lines of their own) is left alone."""
+    figures = render.draft_lm_figures({"draftlm": DRAFT_LM})
+    assert figures == "α 0.700, 1.20x at batch 1"
+    assert render.draft_lm_figures({"draft": DRAFT}) is None
+    readme = tmp_path / "README.md"
+    draft_block = f"{render.DRAFT_START}\nold\n{render.DRAFT_END}\n"
+    readme.write_text(f"{draft_block}On a model: {render.DRAFT_LM_START}old"
+                      f"{render.DRAFT_LM_END}.\n")
+    assert render.update_readme_draft({"draftlm": DRAFT_LM}, {"draftlm": ENV}, str(readme))
+    assert readme.read_text() == (f"{draft_block}On a model: {render.DRAFT_LM_START}{figures}"
+                                  f"{render.DRAFT_LM_END}.\n")
+    assert render.DRAFT_LM_START in read(README) and render.DRAFT_LM_END in read(README)
 
 
 def free_row(setting, batch, engine, speed, alpha=0.5):
