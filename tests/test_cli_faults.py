@@ -178,6 +178,20 @@ def test_uninitialised_placeholder_buffers_are_not_corruption():
         check_finite("lm.pt", {"model": {"decoder.layers.0.fc1.weight": nan}})
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_a_non_finite_value_is_found_wherever_it_lies(dtype, bad):
+    """all_finite reads a tensor chunk by chunk: a value in the last, partial chunk counts."""
+    from fairseq_fast.checkpoints import FINITE_CHUNK, all_finite
+
+    value = torch.randn(2 * FINITE_CHUNK + 5).to(dtype)
+    assert all_finite(value) and all_finite(value[:0]) and all_finite(value[0])
+    for where in (0, FINITE_CHUNK + 1, 2 * FINITE_CHUNK + 4):
+        broken = value.clone()
+        broken[where] = bad
+        assert not all_finite(broken.view(-1, 1)), where
+
+
 class NotAllowed:
     """A type outside every allowlist (test_cli.py has the same for the opt-in test)."""
 
