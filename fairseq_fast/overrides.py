@@ -77,6 +77,14 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                                                                   do not fit the model its config
                                                                   builds, are one-line errors
                                                                   (checkpoints.py)
+    skip_init          fairseq.checkpoint_utils.                  a strict load skips the random
+                       load_model_ensemble_and_task,              fills of the model it is about
+                       fairseq.models.build_model                 to overwrite (init_skip.py).
+                                                                  Only in a command-line tool
+                                                                  whose command line draws no
+                                                                  random numbers after loading
+                                                                  (no sampling, no
+                                                                  --retain-dropout)
     user_errors        sys.excepthook                             UserError -> one line, exit 2.
                                                                   Applied when a command-line tool
                                                                   parses its command line
@@ -99,7 +107,7 @@ import os
 import sys
 from argparse import Namespace
 
-from fairseq_fast import checkpoints, errors, options
+from fairseq_fast import checkpoints, errors, init_skip, options
 from fairseq_fast.cli import checks as cli_checks
 from fairseq_fast.errors import UserError
 
@@ -143,6 +151,7 @@ def _parse_args_and_arch(original):
         if hasattr(parsed, "generator"):
             cfg = options.resolve(parsed)
             cli_checks.check(parsed)
+            init_skip.allow(parsed)
             _replace_cli_mains()
             _keep_last_batch()
             if cfg.postprocess_workers and _off("pipeline"):
@@ -374,6 +383,7 @@ def _keep_last_batch():
 # -- apply --------------------------------------------------------------------------------------
 def apply() -> None:
     from fairseq import checkpoint_utils
+    from fairseq import models as fairseq_models
     from fairseq import options as fairseq_options
     from fairseq.tasks import FairseqTask
 
@@ -385,6 +395,9 @@ def apply() -> None:
              "safe_checkpoints")
     _replace(checkpoint_utils, "load_model_ensemble_and_task", checkpoints.guarded_ensemble,
              "safe_checkpoints:ensemble")
+    _replace(checkpoint_utils, "load_model_ensemble_and_task", init_skip.skipping_ensemble,
+             "skip_init")
+    _replace(fairseq_models, "build_model", init_skip.skipping_build, "skip_init:build")
 
 
 def command_line_errors() -> None:

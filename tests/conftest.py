@@ -34,6 +34,16 @@ def _hang_guard():
     faulthandler.cancel_dump_traceback_later()
 
 
+@pytest.fixture(autouse=True)
+def _one_command_line_per_process(monkeypatch):
+    """A command line parsed in this process (in-process CLI tests) lets loads skip the random
+    initialisation (init_skip.allow), as it does for the tool it starts; it must not carry over
+    into the next test, which may be a program (the hub) that loads the stock way."""
+    from fairseq_fast import init_skip
+
+    monkeypatch.setattr(init_skip, "_allowed", [False])
+
+
 @pytest.fixture(scope="session")
 def tiny_pair():
     """A tiny target/draft pair trained with fairseq-train (cached by the builder's hash)."""

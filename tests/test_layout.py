@@ -7,7 +7,7 @@
     speculative the draft model's pieces
     decoding    the lean decoder, its cache, fairseq's EnsembleModel on it, the model gate
     kernels     the C kernels and their Python side
-    base        errors.py, options.py, checkpoints.py, paths.py
+    base        errors.py, options.py, checkpoints.py, init_skip.py, paths.py, runtime.py
 
 A module may import from its own layer and the layers below it, never from a layer above
 (function-level and relative imports included).
@@ -19,7 +19,7 @@ import fairseq_fast
 
 PACKAGE = os.path.dirname(fairseq_fast.__file__)
 LAYERS = ["base", "kernels", "decoding", "speculative", "generators", "cli", "draft", "top"]
-BASE = {"errors", "options", "checkpoints", "paths", "runtime"}
+BASE = {"errors", "options", "checkpoints", "init_skip", "paths", "runtime"}
 TOP = {"__init__", "overrides", "generate"}
 
 
