@@ -104,13 +104,20 @@ def worker(engine, path, folder, threads):
     print(json.dumps({"seconds": seconds, "digest": digest.hexdigest()}))
 
 
-def engine(name, path, folder, threads):
-    env = dict(os.environ, PYTHONPATH=ROOT)
+def environment(name, **extra):
+    """The environment of a process that loads as `name` does: stock fairseq needs
+    TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD on this torch; the plugin runs with every override on."""
+    env = dict(os.environ, **extra)
     if name == STOCK:
         env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
     else:
         env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
         env.pop("FAIRSEQ_FAST_OFF", None)
+    return env
+
+
+def engine(name, path, folder, threads):
+    env = environment(name, PYTHONPATH=ROOT)
 
     def run(part):
         out = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", name,
@@ -129,13 +136,9 @@ def first_translation(name, path, folder):
     process's wall time, its output the hypothesis line."""
     cmd = [os.path.join(BIN, "fairseq-interactive"), folder, "--path", path, "--source-lang",
            "src", "--target-lang", "tgt", "--beam", "1", "--max-len-a", "0", "--max-len-b", "8"]
-    env = dict(os.environ)
-    if name == STOCK:
-        env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
-    else:
+    env = environment(name)
+    if name != STOCK:
         cmd += ["--user-dir", os.path.join(ROOT, "fairseq_fast")]
-        env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
-        env.pop("FAIRSEQ_FAST_OFF", None)
 
     def run(part):
         start = time.perf_counter()
