@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from fairseq_fast.errors import UserError
 from fairseq_fast.generators.bild import BiLDSequenceGenerator
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
-from fairseq_fast.speculative.draft_length import MeasuredDraftLength, RoundTimes
+from fairseq_fast.speculative.draft_length import MeasuredDraftLength, MeasuredRate, RoundTimes
 from fairseq_fast.speculative.ngram import lookup, lookup_torch
 from fairseq_fast.speculative.self_draft import early_layers, same_dictionary
 from model_factory import (DummyTask, language_model, make_dictionary, prompt_batch,
@@ -260,6 +260,61 @@ def test_a_round_with_nothing_to_verify_is_one_plain_step():
     assert spec.stats.target_calls == max(len(h[0]["tokens"]) for h in got)
 
 
+# -- rounds in one C call (ngram.LookaheadRounds) ------------------------------------------------
+@pytest.mark.parametrize("seed", [2, 4])
+@pytest.mark.parametrize("lengths", [[9], [9, 2, 6, 4, 12, 5]])
+@pytest.mark.parametrize("kw", [dict(draft_len=3), dict(draft_len=4, adaptive_draft_len=True),
+                                dict(draft_len=2, ngram_min=2, ngram_max=4)])
+def test_lookahead_rounds_give_the_default_generators_output(seed, lengths, kw):
+    """float32 on the CPU: n-gram rounds run in one C call give the default generator's
+    hypotheses and scores. The call's choices are the target's own: the loop, verifying them
+    as drafts, keeps every token the call chose; and its lookups offered drafts that were kept."""
+    from fairseq_fast.generators.fast import FastSequenceGenerator
+
+    tgt = translation_model(TASK, layers=2, dim=32, ffn=64, seed=seed, eos_bias=-2.0,
+                            dtype=torch.float32)
+    sample = source_batch(DICT, lengths, seed=seed)
+    default = FastSequenceGenerator([tgt], DICT, beam_size=1, max_len_b=30)
+    spec = SpeculativeSequenceGenerator([tgt], DICT, draft_method="ngram", max_len_b=30, **kw)
+    assert spec.lookahead is not None
+    chosen, run = [], spec.lookahead.run
+
+    def counted(*args):
+        out = run(*args)
+        chosen.append(int(out[1].sum()))
+        return out
+    spec.lookahead.run = counted
+    want = default.generate([tgt], sample)
+    for _ in range(3):
+        got = spec.generate([tgt], sample)
+        for a, b in zip(want, got):
+            assert b[0]["tokens"].tolist() == a[0]["tokens"].tolist()
+            assert torch.allclose(b[0]["positional_scores"], a[0]["positional_scores"],
+                                  atol=1e-5)
+    stats = spec.stats
+    assert chosen and stats.committed == sum(chosen)  # nothing the call chose was cut
+    assert stats.plain_committed + stats.committed == 3 * sum(len(h[0]["tokens"]) for h in want)
+    assert stats.proposed > 0 and 0 < stats.accepted <= stats.proposed
+    assert stats.target_calls > len(chosen)  # several rounds a call
+
+
+def test_lookahead_rounds_stop_at_max_len_and_min_len():
+    """The call's own step rules: no EOS before min_len, only EOS at max_len."""
+    from fairseq_fast.generators.fast import FastSequenceGenerator
+
+    tgt = translation_model(TASK, layers=2, dim=32, ffn=64, seed=5, eos_bias=3.0,
+                            dtype=torch.float32)
+    sample = source_batch(DICT, [7, 3], seed=5)
+    for limits in (dict(min_len=6, max_len_b=20), dict(max_len_b=4)):
+        want = FastSequenceGenerator([tgt], DICT, beam_size=1, **limits).generate([tgt], sample)
+        spec = SpeculativeSequenceGenerator([tgt], DICT, draft_method="ngram", draft_len=3,
+                                            **limits)
+        got = spec.generate([tgt], sample)
+        for a, b in zip(want, got):
+            assert b[0]["tokens"].tolist() == a[0]["tokens"].tolist()
+        assert spec.stats.committed == sum(len(h[0]["tokens"]) for h in want)
+
+
 # -- the schedule's length 0 ----------------------------------------------------------------------
 def run_schedule(rounds, kept, verify, plain_step):
     """A MeasuredDraftLength at batch 1 over `rounds` rounds of a proposer that drafts what it
@@ -296,6 +351,33 @@ def test_schedule_keeps_drafting_where_drafts_are_kept():
     chosen = run_schedule(60, kept=lambda k: k, verify=lambda k: 1e-3 * (1 + 0.1 * k),
                           plain_step=8e-4)
     assert min(chosen[20:]) >= 1 and chosen[-1] >= 4
+
+
+def run_rate_schedule(rounds, seconds_per_token):
+    """A MeasuredRate at batch 1 whose rounds of length k write 10 tokens in
+    10 * seconds_per_token(k) seconds. Returns the lengths chosen."""
+    schedule = MeasuredRate(initial=4, maximum=8)
+    chosen = []
+    for _ in range(rounds):
+        k = int(schedule.window(torch.ones(1, dtype=torch.long)).max())
+        times = RoundTimes(rows=1, steps=0, draft=0.0, verify=0.0,
+                           total=10 * seconds_per_token(k), plain=1 if k == 0 else 0,
+                           tokens=10)
+        schedule.update(torch.full((1,), k), torch.zeros(1), torch.zeros(1), times)
+        chosen.append(k)
+    return chosen
+
+
+def test_rate_schedule_walks_to_the_fastest_length():
+    """Lengths priced by their own rounds: the schedule leaves its initial length for faster
+    ones, step by step, and settles at the fastest, trying others now and then."""
+    chosen = run_rate_schedule(200, lambda k: 1e-3 * (1 + abs(k - 2)))
+    assert chosen[0] == 4 and chosen[100:].count(2) >= 80
+
+
+def test_rate_schedule_chooses_plain_steps_where_drafting_does_not_pay():
+    chosen = run_rate_schedule(120, lambda k: 1e-3 * (1 + 0.1 * k) if k else 0.5e-3)
+    assert chosen[60:].count(0) >= 50
 
 
 # -- refusals -------------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ class GreedySteps:
     def __init__(self, lean: LeanDecoder, whole: FusedDecoder):
         self.lean = lean
         self.whole = whole  # its gd_decoder and gd_layer_state structs
+        self._lookahead_work = torch.empty(0)  # run_lookahead's scratch, grown
 
     @classmethod
     def build(cls, model: nn.Module, lean: LeanDecoder,
@@ -102,6 +103,47 @@ class GreedySteps:
             return drafts, scores, None
         mean = head_mean(probs.flatten(0, 1)).view(steps, bsz, -1)  # as fused_layer.run's
         return drafts, scores, mean.transpose(0, 1)
+
+    def run_lookahead(self, state: DecoderState, tokens: Tensor, n_tokens: Tensor,
+                      source: Optional[Tensor], ngram_min: int, ngram_max: int, k: int,
+                      limit: int, rules: StepRules):
+        """Rounds of greedy decoding with n-gram look-ahead in one C call (csrc/greedy_draft.c's
+        gd_lookahead_f32): each row's lookup draft of up to k tokens verified with its last
+        token in one pass, the matching prefix and the target's next token kept, until a row
+        chooses EOS or could pass `limit` tokens. tokens [B, L] (BOS at 0) holds the rows'
+        histories of n_tokens [B] tokens; the chosen ones are written after them. The state
+        must hold every committed token but the last; it is advanced by each row's count.
+        Returns (chosen [B, s], counts [B], logits [B, s, V], tally [6]: rounds, row rounds,
+        drafts offered, drafts kept, row rounds that rejected one, inputs scored); row b's
+        first counts[b] entries are its tokens and the logits they were chosen from."""
+        bsz = tokens.size(0)
+        lengths = state.lengths.clone()
+        reach = int(lengths.max()) + limit + k + 1
+        state.ensure_capacity(reach)
+        decoder = self.whole.decoder_struct(reach)
+        pad, layer_states = self.whole.state_struct(state, bsz)
+        rule = fused.rules(eos=rules.eos, pad=rules.pad, unk=rules.unk,
+                           unk_penalty=rules.unk_penalty, min_len=rules.min_len,
+                           max_len=rules.max_len)
+        need = fused.lookahead_work_floats(decoder, bsz, k)
+        if self._lookahead_work.numel() < need:
+            self._lookahead_work = torch.empty(need)
+        chosen = torch.full((bsz, limit), rules.pad, dtype=torch.long)
+        scores = torch.empty(bsz, limit, decoder.output.out_features)
+        counts = torch.empty(bsz, dtype=torch.long)
+        tally = torch.empty(6, dtype=torch.long)
+        tokens = tokens if tokens.is_contiguous() else tokens.contiguous()
+        fused.lookahead(decoder, layer_states, rule, tokens, n_tokens.contiguous(),
+                        None if source is None else source.contiguous(), lengths,
+                        ngram_min=ngram_min, ngram_max=ngram_max, k=k, limit=limit, pad=pad,
+                        chosen=chosen, scores=scores, counts=counts, tally=tally,
+                        work=self._lookahead_work)
+        state.lengths = lengths
+        steps = int(counts.max())
+        scores = scores[:, :steps]
+        if bsz > 1:  # past a row's count: zeros, not scratch
+            scores.masked_fill_((torch.arange(steps) >= counts[:, None])[:, :, None], 0.0)
+        return chosen[:, :steps], counts, self.lean._scatter(scores), tally
 
     def _steps(self, state, feed, unread, first, k, rules, keep_scores=False, keep_probs=False):
         """The C call: (drafts [B, k'], step scores [k, B, N] | None, the last layer's encoder

@@ -44,8 +44,9 @@ from fairseq_fast.options import check_draft_generator
 from fairseq_fast.speculative.acceptance import (AcceptanceRule, GreedyAcceptance,
                                                  RejectionSampling)
 from fairseq_fast.speculative.commit import commit
-from fairseq_fast.speculative.draft_length import FixedDraftLength, RoundTimes, measured
-from fairseq_fast.speculative.ngram import NgramProposer
+from fairseq_fast.speculative.draft_length import (FixedDraftLength, MeasuredDraftLength,
+                                                   MeasuredRate, RoundTimes, measured)
+from fairseq_fast.speculative.ngram import LookaheadRounds, NgramProposer
 from fairseq_fast.speculative.plain_steps import PlainSteps
 from fairseq_fast.speculative.proposer import DraftModelProposer
 from fairseq_fast.speculative.self_draft import early_layers, same_dictionary
@@ -59,7 +60,8 @@ class Proposal:
     """One round's drafts [B, k] (None: plain steps), their distributions q (None for greedy
     or certain drafts), how many each row offers [B], the draft decoder steps taken; plain: the
     plain greedy steps to take instead (0 for none), chosen_plain: chosen by the schedule;
-    verified: the positions the target computed (set by _score)."""
+    verified: the positions the target computed (set by _score); lookahead: rounds of n-gram
+    drafts of up to that many tokens run in one C call instead (ngram.LookaheadRounds)."""
     drafts: Optional[Tensor] = None
     q: Optional[Tensor] = None
     offered: Optional[Tensor] = None
@@ -67,6 +69,8 @@ class Proposal:
     plain: int = 0
     chosen_plain: bool = False
     verified: int = 0
+    lookahead: int = 0  # > 0: rounds of n-gram drafts of this length in one C call
+    tally: Optional[Tensor] = None  # their counters (ngram.LookaheadRounds.run)
 
 
 class SpeculativeSequenceGenerator(nn.Module):
@@ -124,8 +128,9 @@ class SpeculativeSequenceGenerator(nn.Module):
             setting = (param.dtype, param.device, sampling, kernels, type(stop_rule),
                        None if draft_vocab is None else tuple(draft_vocab.tolist()),
                        draft_method, ngram_min, ngram_max)
+            kind = MeasuredRate if draft_method == "ngram" else MeasuredDraftLength
             self.schedule = measured(self.model, self.model if draft_model is None
-                                     else draft_model, draft_len, 2 * draft_len, setting)
+                                     else draft_model, draft_len, 2 * draft_len, setting, kind)
         self.stop_rule = stop_rule
         self.max_len_a, self.max_len_b = max_len_a, max_len_b
         self.max_len = max_len or self.model.max_decoder_positions()
@@ -140,12 +145,15 @@ class SpeculativeSequenceGenerator(nn.Module):
             raise UserError(f"{name}: sampling={sampling} does not match the acceptance rule "
                             f"{type(acceptance).__name__}")
         self.acceptance = acceptance
+        self.lookahead = None
         if draft_method == "ngram":
             if draft_vocab is not None:
                 raise UserError(f"{name}: a draft vocabulary is for a draft model, not n-gram "
                                 f"lookup")
             self.proposer = NgramProposer(self.rules, ngram_min, ngram_max,
                                           source_lookup=same_dictionary(self.model, tgt_dict))
+            self.lookahead = (LookaheadRounds.build(self.target, self.proposer)
+                              if not sampling else None)
         else:
             if shared_encoder is None:
                 shared_encoder = same_encoder(self.model, draft_model)
@@ -217,7 +225,7 @@ class SpeculativeSequenceGenerator(nn.Module):
         while ids.numel() > 0:
             t0 = clock()
             gamma = self.schedule.window(gamma)
-            proposal = self._propose(tokens, n_tokens, gamma, prefix)
+            proposal = self._propose(target, tokens, n_tokens, gamma, prefix)
             t1 = clock()
             logits = self._score(target, tokens, n_tokens, proposal, prefix)
             t2 = clock()
@@ -232,12 +240,15 @@ class SpeculativeSequenceGenerator(nn.Module):
                                                     max_len)
             if proposal.chosen_plain:  # the target's own tokens: no draft was offered
                 self.stats.record_plain(keep, plain, proposal.verified)
+            elif proposal.tally is not None:
+                self.stats.record_rounds(proposal.tally, keep)
             else:
                 self.stats.record(offered, verdict.accepted, keep, gamma, drafts,
                                   proposal.steps, proposal.verified)
             times = RoundTimes(rows=proposal.verified, steps=proposal.steps, draft=t1 - t0,
                                verify=t2 - t1, total=clock() - t0,
-                               plain=plain if proposal.chosen_plain else 0)
+                               plain=plain if proposal.chosen_plain else 0,
+                               tokens=int(keep.sum()))
             gamma = self.schedule.update(gamma, offered, verdict.accepted, times)
 
             self.target.rollback(target, n_tokens - 1)
@@ -257,13 +268,17 @@ class SpeculativeSequenceGenerator(nn.Module):
         self._cache = target.buffers  # grown ones included
         return finalized
 
-    def _propose(self, tokens: Tensor, n_tokens: Tensor, gamma: Tensor,
+    def _propose(self, target, tokens: Tensor, n_tokens: Tensor, gamma: Tensor,
                  prefix: Optional[Tensor]) -> "Proposal":
         """The round's drafts: the proposer's, up to each row's cap; or, where the schedule
-        chose 0 or no row has a draft, plain steps to take."""
+        chose 0 or no row has a draft, plain steps to take; or rounds of n-gram drafts in one
+        C call, where they run."""
         k = int(gamma.max())
         if k == 0:  # the schedule chose plain steps: drafting does not pay
             return Proposal(plain=self.schedule.plain_steps(tokens.size(0)), chosen_plain=True)
+        if self.lookahead is not None and self.lookahead.usable(
+                target, tokens.size(0), k, self.rules, prefix, int(n_tokens.min()) - 1):
+            return Proposal(lookahead=k)
         drafts, q, drafted = self.proposer.propose(tokens, n_tokens, k, prefix, self.stop_rule)
         # the proposer may stop early (EOS, a stop rule); with no draft at all, one plain step
         return Proposal(drafts, q, torch.minimum(gamma, drafted), self.proposer.last_steps,
@@ -275,6 +290,13 @@ class SpeculativeSequenceGenerator(nn.Module):
         drafts, or its plain steps (whose own choices become the drafts, to be verified like
         any: `proposal` is completed with them). Sets proposal.verified."""
         rows = tokens.size(0)
+        if proposal.lookahead:
+            chosen, counts, logits, proposal.tally = self.lookahead.run(
+                target, tokens, n_tokens, proposal.lookahead, self.rules)
+            proposal.drafts = chosen[:, :-1]  # the call's choices, verified as drafts
+            proposal.offered = counts - 1
+            proposal.verified = int(proposal.tally[5])
+            return logits
         if proposal.plain and self.plain is not None and self.plain.usable(
                 target, rows, self.rules, prefix, int(n_tokens.min()) - 1):
             chosen, logits = self.plain.run(target, tokens, n_tokens, proposal.plain, self.rules)

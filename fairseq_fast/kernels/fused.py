@@ -282,6 +282,51 @@ def greedy(decoder: Decoder, states, step_rules: Rules, feed: Tensor, unread: Te
         ptr(scores), ptr(probs), work.data_ptr(), torch.get_num_threads())
 
 
+def lookahead_work_floats(decoder: Decoder, bsz: int, k: int) -> int:
+    """Floats of scratch a look-ahead call of bsz rows with drafts of up to k tokens needs."""
+    return loader.function("gd_lookahead_work_floats")(ctypes.byref(decoder), bsz, k)
+
+
+def lookahead(decoder: Decoder, states, step_rules: Rules, tokens: Tensor, n_tokens: Tensor,
+              source: Optional[Tensor], lengths: Tensor, *, ngram_min: int, ngram_max: int,
+              k: int, limit: int, pad: Optional[Tensor], chosen: Tensor, scores: Tensor,
+              counts: Tensor, tally: Tensor, work: Tensor) -> int:
+    """Rounds of greedy decoding with n-gram look-ahead (csrc/greedy_draft.c): tokens [B, L]
+    each row's history (long, contiguous; the chosen tokens are appended from n_tokens [B]),
+    source [B, S] or None, lengths [B] advanced in place; chosen [B, limit], scores [B, limit,
+    N], counts [B] and tally [6] receive the tokens, their scores, how many per row, and the
+    rounds' counters. Returns the rounds run."""
+    bsz, ld = tokens.shape
+    if calls.STRICT:
+        name = "gd_lookahead_f32"
+        _check_decoder(name, decoder, states, tokens[:, :1].contiguous(), lengths, limit + k,
+                       None, None, work, None)
+        check_tensor(name, "history", tokens, (bsz, ld), torch.long)
+        check_tensor(name, "n_tokens", n_tokens, (bsz,), torch.long)
+        check_within(name, "n_tokens", n_tokens, 1, ld)
+        if source is not None:
+            check_tensor(name, "source", source, (bsz, source.size(1)), torch.long)
+        check_tensor(name, "chosen", chosen, (bsz, limit), torch.long)
+        check_tensor(name, "scores", scores, (bsz, limit, decoder.output.out_features),
+                     torch.float32)
+        check_tensor(name, "counts", counts, (bsz,), torch.long)
+        check_tensor(name, "tally", tally, (6,), torch.long)
+        require(name, 1 <= ngram_min <= ngram_max and k >= 0 and limit >= k + 1,
+                f"n-grams {ngram_min}..{ngram_max}, k {k}, limit {limit}")
+        need = lookahead_work_floats(decoder, bsz, k)
+        require(name, work.dtype == torch.float32 and work.numel() >= need,
+                f"work of {work.numel()} floats, {need} needed")
+    rounds = loader.function("gd_lookahead_f32")(
+        ctypes.byref(decoder), states, ctypes.byref(step_rules), bsz, tokens.data_ptr(), ld,
+        n_tokens.data_ptr(), ptr(source), 0 if source is None else source.stride(0),
+        0 if source is None else source.size(1), ngram_min, ngram_max, k, limit,
+        lengths.data_ptr(), ptr(pad), chosen.data_ptr(), scores.data_ptr(), counts.data_ptr(),
+        tally.data_ptr(), work.data_ptr(), torch.get_num_threads())
+    if rounds < 0:
+        raise MemoryError("gd_lookahead_f32: out of memory")
+    return rounds
+
+
 def _check_decoder(name, decoder, states, tokens, lengths, n, total, scores, work, rows):
     """tokens [B, width] within the embedding, lengths + n within the caches' capacity."""
     bsz, width = tokens.shape

@@ -4,6 +4,8 @@
     MeasuredDraftLength   --adaptive-draft-len: before each round, the one length for the batch
                           that buys the most tokens per second, priced from this run's own
                           measurements; 0 (plain decoding steps) where drafting does not pay
+    MeasuredRate          --adaptive-draft-len with n-gram lookup: the length whose own rounds
+                          wrote the most tokens per second in this run
 
 The generator asks `window` for the caps of the rows about to draft, and reports each finished
 round to `update`: what the rows were offered and kept, and what the round cost (RoundTimes).
@@ -71,6 +73,7 @@ class RoundTimes:
     verify: float
     total: float
     plain: int = 0  # > 0: a round of that many plain greedy steps, chosen by the schedule
+    tokens: int = 0  # the tokens the round committed, all rows together
 
 
 class DraftLengthSchedule(Protocol):
@@ -252,13 +255,85 @@ class MeasuredDraftLength:
         return cap
 
 
-def measured(target, draft, initial: int, maximum: int,
-             setting: Hashable = None) -> MeasuredDraftLength:
-    """The MeasuredDraftLength that every generator of `target` with `draft` at these lengths
-    and `setting` (whatever else changes the costs or the acceptance rate) shares, made on the
-    first call; kept while both models live."""
+class MeasuredRate:
+    """Before each round, the one window length in [0, maximum] for the batch whose own rounds
+    wrote the most tokens per second in this run (0: plain steps), for proposers whose drafts
+    the model above misprices: an n-gram lookup is right for a run of tokens or wrong from its
+    first one, so its tokens per round do not follow (1 - a^(k+1)) / (1 - a), and its rounds
+    may run as many rounds in one C call (ngram.LookaheadRounds), which that model does not
+    price either. Per bucket of batch sizes (`bucket`; a length not measured in a bucket is
+    priced as in the nearest bucket that measured it) and length: seconds and tokens summed
+    over the rounds, decayed (DECAY per round of that length) so that they follow the text and
+    the machine. `initial` until a length is
+    measured; every EXPLORE-th round, in turn, a length one shorter than the best one, one
+    longer, and 0, so that they stay measured."""
+
+    measures = True
+    EXPLORE = 8
+    DECAY = 0.8
+    PLAIN_STEPS = MeasuredDraftLength.PLAIN_STEPS
+
+    def __init__(self, initial: int, maximum: int,
+                 clock: Callable[[], float] = time.perf_counter):
+        self.initial, self.maximum = initial, maximum
+        self.clock = clock
+        self.spent: Dict[int, Dict[int, list]] = {}  # batch -> length -> [seconds, tokens]
+        self.rounds = 0
+
+    def start(self, batch: int, device) -> Tensor:
+        return torch.full((batch,), self.best(batch), dtype=torch.long, device=device)
+
+    def window(self, cap: Tensor) -> Tensor:
+        k = self.best(cap.numel())
+        if self.rounds % self.EXPLORE == self.EXPLORE - 1:  # one shorter, longer, or 0
+            turn = self.rounds // self.EXPLORE % 3
+            k = 0 if turn == 2 else min(max(k + (1 if turn else -1), 0), self.maximum)
+        return cap.new_full(cap.shape, k)
+
+    def plain_steps(self, batch: int) -> int:
+        return max(self.PLAIN_STEPS // max(batch, 1), 1)
+
+    @staticmethod
+    def bucket(batch: int) -> int:
+        """Batch sizes priced together: 1, 2-3, 4-7, 8-15, ..."""
+        return max(batch, 1).bit_length()
+
+    def rate(self, batch: int, k: int) -> Optional[float]:
+        """Tokens per second of length k at `batch` rows (its bucket's, else the nearest
+        bucket's that measured k); None before a round of it."""
+        buckets = [b for b, lengths in self.spent.items() if k in lengths]
+        if not buckets:
+            return None
+        seconds, tokens = self.spent[nearest_key(buckets, self.bucket(batch))][k]
+        return tokens / seconds if seconds > 0 else None
+
+    def best(self, batch: int) -> int:
+        """The measured length with the most tokens per second (`initial` before any)."""
+        rates = {k: self.rate(batch, k) for k in range(self.maximum + 1)}
+        rates = {k: r for k, r in rates.items() if r is not None}
+        if not rates:
+            return self.initial
+        return max(rates, key=lambda k: (rates[k], -k))
+
+    def update(self, cap: Tensor, offered: Tensor, accepted: Tensor,
+               times: RoundTimes) -> Tensor:
+        self.rounds += 1
+        if self.rounds > 1 and times.tokens > 0:  # the first round warms caches, packs weights
+            k = 0 if times.plain else int(cap.max())
+            lengths = self.spent.setdefault(self.bucket(cap.numel()), {})
+            spent = lengths.setdefault(k, [0.0, 0.0])
+            spent[0] = self.DECAY * spent[0] + times.total
+            spent[1] = self.DECAY * spent[1] + times.tokens
+        return cap
+
+
+def measured(target, draft, initial: int, maximum: int, setting: Hashable = None,
+             kind=MeasuredDraftLength):
+    """The schedule of class `kind` (MeasuredDraftLength or MeasuredRate) that every generator
+    of `target` with `draft` at these lengths and `setting` (whatever else changes the costs or
+    the acceptance rate) shares, made on the first call; kept while both models live."""
     per_draft = ModelRuntime.of(target).draft_lengths.setdefault(draft, {})
-    key = (initial, maximum, setting)
+    key = (initial, maximum, setting, kind)
     if key not in per_draft:
-        per_draft[key] = MeasuredDraftLength(initial, maximum)
+        per_draft[key] = kind(initial, maximum)
     return per_draft[key]

@@ -16,15 +16,24 @@ target's distribution too (acceptance.RejectionSampling, q=None), so no [B, k, V
 
 On the CPU the lookup is one C call for the batch (`nl_lookup`); elsewhere `lookup_torch`, the
 same rule in tensor ops.
+
+LookaheadRounds runs many rounds in one C call where the target's whole decoder is one (float32
+on the CPU, greedy): lookup, the verify pass, the target's choices and the commit of each round
+without returning to Python (decoding/greedy_steps.py's run_lookahead). At the sizes where a
+round's Python costs more than its arithmetic, that is most of a round. The loop then verifies
+the tokens the call chose as the drafts of one window, against the logits they were chosen
+from, like any plain steps (plain_steps.py): what is kept and its scores are the loop's own.
 """
 from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
 
+from fairseq_fast.decoding.backends import DecoderBackend, GreedyStepper
+from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.step_rules import StepRules
 from fairseq_fast.errors import UserError
-from fairseq_fast.kernels import calls
+from fairseq_fast.kernels import calls, fused
 from fairseq_fast.options import check_ngram_sizes
 from fairseq_fast.speculative.stop_rules import StopRule
 
@@ -68,6 +77,42 @@ class NgramProposer:
     def select_rows(self, rows: Tensor) -> None:
         if self.source is not None:
             self.source = self.source.index_select(0, rows)
+
+
+class LookaheadRounds:
+    """Rounds of an NgramProposer's drafts verified by the target, in one C call."""
+
+    ROUNDS = 16  # tokens per call and row: up to (k + 1) * max(ROUNDS // rows, 1)
+
+    def __init__(self, steps: GreedyStepper, proposer: NgramProposer):
+        self.steps = steps
+        self.proposer = proposer
+
+    @classmethod
+    def build(cls, target: DecoderBackend,
+              proposer: NgramProposer) -> Optional["LookaheadRounds"]:
+        """None where the target has no whole-decoder C steps (or the call is not built)."""
+        steps = target.greedy_steps
+        if (steps is None or not hasattr(steps, "run_lookahead")
+                or not fused.available("gd_lookahead_f32")):
+            return None
+        return cls(steps, proposer)
+
+    def usable(self, state: DecoderState, rows: int, k: int, rules: StepRules,
+               prefix: Optional[Tensor], first_step: int) -> bool:
+        """As PlainSteps.usable, for windows of k drafts."""
+        return ((prefix is None or first_step >= prefix.size(1))
+                and rules.no_repeat_ngram_size == 0 and rules.temperature == 1.0
+                and self.steps.usable(state, rows, k + 1))
+
+    def run(self, state: DecoderState, tokens: Tensor, n_tokens: Tensor, k: int,
+            rules: StepRules):
+        """GreedySteps.run_lookahead for the proposer's n-gram sizes and source: (chosen [B,
+        s], counts [B], logits [B, s, V], tally [6])."""
+        p = self.proposer
+        limit = (k + 1) * max(self.ROUNDS // tokens.size(0), 1)
+        return self.steps.run_lookahead(state, tokens, n_tokens, p.source, p.ngram_min,
+                                        p.ngram_max, k, limit, rules)
 
 
 def lookup(tokens: Tensor, n_tokens: Tensor, source: Optional[Tensor], ngram_min: int,

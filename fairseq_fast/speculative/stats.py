@@ -45,6 +45,19 @@ class SpecStats:
         self.committed += int(committed.sum())
         self.verified += verified
 
+    def record_rounds(self, tally: Tensor, committed: Tensor) -> None:
+        """Rounds run in one C call (ngram.LookaheadRounds): tally [6] its rounds, row rounds,
+        drafts offered, drafts kept, row rounds that rejected one, and positions computed;
+        committed [B] the tokens each row wrote."""
+        rounds, row_rounds, proposed, accepted, rejected, verified = tally.tolist()
+        self.target_calls += rounds
+        self.row_rounds += row_rounds
+        self.proposed += proposed
+        self.accepted += accepted
+        self.rejected += rejected
+        self.committed += int(committed.sum())
+        self.verified += verified
+
     def record_plain(self, committed: Tensor, steps: int, verified: int) -> None:
         """A round of `steps` plain greedy steps: committed [B] tokens written per row."""
         self.plain_rounds += 1

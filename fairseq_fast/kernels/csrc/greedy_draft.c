@@ -25,6 +25,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -194,4 +195,108 @@ void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, con
     if (D->final_norm.w) dl_norm_units(&D->final_norm, x, x, R, C);
     output_units(D, x, R, scores);
   }
+}
+
+/* gd_lookahead_f32: greedy decoding with n-gram look-ahead (prompt lookup), rounds in one call.
+ *
+ * Each round, for every row at once: the row's n-gram lookup draft (nl_lookup_row, up to k
+ * tokens, none where its suffix occurs nowhere) follows its last committed token as the
+ * round's inputs (ragged: 1 + drafted per row), and one decoder pass scores them all. Walking
+ * a row's positions, the target's token (`choose`, the greedy steps' argmax under stock's
+ * edits) is kept while it equals the draft there; the first that differs, or the one after
+ * the last draft, ends the row's round. So every round gives each row at least one token of
+ * the target's own, and a row with no draft pays for one plain step. The kept tokens are
+ * written to the row's history (the next round's lookup reads them) and its cache advances by
+ * them (the K/V of a rejected draft's slot is overwritten by the next round).
+ *
+ * tokens [B, ld]: each row's history (BOS at 0), n_tokens [B] its committed length; src [B,
+ * src_ld] the sources (NULL: the history alone); lengths [B] the cached inputs (n_tokens - 1),
+ * advanced here. Out: chosen [B, limit] the tokens chosen, counts [B] how many per row (the same
+ * tokens are in tokens[b, n_tokens[b] ..]), step_scores [B, limit, N] the scores each was chosen
+ * from; tally [6]: rounds, row rounds, drafts offered, drafts kept, row rounds that rejected a
+ * draft, inputs scored. The call returns after the first round in which a row chose EOS (or
+ * reached max_len), or before a round that could overrun a row's `limit` (limit >= k + 1).
+ * work: gd_lookahead_work_floats(D, B, k) floats. Returns the rounds, or -1 out of memory. */
+int64_t gd_lookahead_work_floats(const gd_decoder *D, int64_t B, int64_t k) {
+  const int64_t C = D->layer[0].dim, R = B * (k + 1);
+  return R * C + R * D->output.out_features + dl_work_floats(R, C, widest_ffn(D));
+}
+
+int64_t gd_lookahead_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rules *rules,
+                         int64_t B, int64_t *tokens, int64_t ld, const int64_t *n_tokens,
+                         const int64_t *src, int64_t src_ld, int64_t src_len, int64_t nmin,
+                         int64_t nmax, int64_t k, int64_t limit, int64_t *lengths,
+                         const uint8_t *pad, int64_t *chosen, float *step_scores,
+                         int64_t *counts, int64_t *tally, float *work, int threads) {
+  const int64_t C = D->layer[0].dim, N = D->output.out_features, w = k + 1;
+  float *x = work, *sc = x + B * w * C, *layer_work = sc + B * w * N;
+  int64_t *iw = (int64_t *)malloc(sizeof(int64_t) * (B * w + B + 1 + 4 * B));
+  if (!iw) return -1;
+  int64_t *feed = iw, *off = feed + B * w, *n = off + B + 1, *acc = n + B, *rej = acc + B,
+          *ended = rej + B;
+  for (int64_t b = 0; b < B; b++) {
+    n[b] = n_tokens[b];
+    counts[b] = 0;
+  }
+  for (int i = 0; i < 6; i++) tally[i] = 0;
+  int64_t total = 0;
+  int stop = limit < w;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  while (!stop) {
+#pragma omp single
+    {
+      off[0] = 0;
+      total = 0;
+      for (int64_t b = 0; b < B; b++) {
+        const int64_t *h = tokens + b * ld;
+        int64_t room = ld - n[b] - 1, cap = k < room ? k : room;
+        int64_t got = nl_lookup_row(h, n[b], src ? src + b * src_ld : NULL, src_len, nmin, nmax,
+                                    cap, rules->pad, rules->eos, feed + b * w + 1);
+        feed[b * w] = h[n[b] - 1];
+        off[b + 1] = off[b] + 1 + got;
+        if (lengths[b] + 1 + got > total) total = lengths[b] + 1 + got;
+        tally[2] += got;
+      }
+      tally[1] += B;
+      tally[5] += off[B];
+    }
+    embed(D, feed, w, B, w, lengths, off, x);
+    if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, off[B], C);
+    layers_units(D, S, x, B, w, lengths, total, pad, off, NULL, layer_work);
+    if (D->final_norm.w) dl_norm_units(&D->final_norm, x, x, off[B], C);
+    output_units(D, x, off[B], sc);
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < B; b++) {
+      const int64_t inputs = off[b + 1] - off[b];
+      int64_t j = 0, match = 0, end = 0;
+      acc[b] = 0;
+      do { /* position j scores the token after input j; input j + 1 is the draft there */
+        const float *s = sc + (off[b] + j) * N;
+        const int64_t token = choose(s, N, D->vocab, rules, n[b] - 1 + j);
+        tokens[b * ld + n[b] + j] = token;
+        chosen[b * limit + counts[b] + j] = token;
+        memcpy(step_scores + (b * limit + counts[b] + j) * N, s, N * sizeof(float));
+        j++;
+        end = token == rules->eos;
+        match = j < inputs && token == feed[b * w + j];
+        acc[b] += match;
+      } while (match && !end);
+      rej[b] = j < inputs && !match;
+      ended[b] = end;
+      n[b] += j;
+      counts[b] += j;
+      lengths[b] += j;
+    }
+#pragma omp single
+    {
+      tally[0]++;
+      for (int64_t b = 0; b < B; b++) {
+        tally[3] += acc[b];
+        tally[4] += rej[b];
+        stop |= ended[b] || counts[b] + w > limit;
+      }
+    }
+  }
+  free(iw);
+  return tally[0];
 }

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define FF_ABI_VERSION 7
+#define FF_ABI_VERSION 8
 
 /* Constants Python uses too: kernels/loader.py reads each `#define FF_<NAME> <integer>` of this
  * file into loader.CONSTANTS["<NAME>"], so that neither side copies the other's by hand. */
@@ -145,6 +145,13 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
 void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, const int64_t *feed,
                     int64_t n, const int64_t *lengths, int64_t total, const uint8_t *pad,
                     const int64_t *off, float *scores, float *work, int threads);
+int64_t gd_lookahead_work_floats(const gd_decoder *D, int64_t B, int64_t k);
+int64_t gd_lookahead_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rules *rules,
+                         int64_t B, int64_t *tokens, int64_t ld, const int64_t *n_tokens,
+                         const int64_t *src, int64_t src_ld, int64_t src_len, int64_t nmin,
+                         int64_t nmax, int64_t k, int64_t limit, int64_t *lengths,
+                         const uint8_t *pad, int64_t *chosen, float *step_scores,
+                         int64_t *counts, int64_t *tally, float *work, int threads);
 
 /* beam_step.c (portable): a beam-search step's top k candidates per sentence (k at most
  * FF_MAX_CANDIDATES; mode FF_NO_RULE, FF_ONLY_EOS or FF_NO_EOS) */
@@ -210,6 +217,9 @@ void fa_attend_ragged_units(const float *q, int64_t qn, int64_t qh, float scale,
                             int64_t B, int64_t H, int64_t D, int64_t T, int64_t group,
                             const int64_t *kv_rows, const int64_t *start, const uint8_t *pad,
                             const int64_t *off);
+int64_t nl_lookup_row(const int64_t *h, int64_t len, const int64_t *s, int64_t src_len,
+                      int64_t nmin, int64_t nmax, int64_t k, int64_t pad, int64_t eos,
+                      int64_t *out);
 void dl_norm_units(const dl_norm *nm, const float *x, float *y, int64_t R, int64_t C);
 void dl_layer_units(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
                     float *cache_v, int64_t cb, int64_t ch, int64_t ct, const int64_t *start,

@@ -41,9 +41,9 @@ static int64_t follow(const int64_t *hay, int64_t from, int64_t end, int64_t k, 
   return j;
 }
 
-static int64_t lookup_row(const int64_t *h, int64_t len, const int64_t *s, int64_t src_len,
-                          int64_t nmin, int64_t nmax, int64_t k, int64_t pad, int64_t eos,
-                          int64_t *out) {
+int64_t nl_lookup_row(const int64_t *h, int64_t len, const int64_t *s, int64_t src_len,
+                      int64_t nmin, int64_t nmax, int64_t k, int64_t pad, int64_t eos,
+                      int64_t *out) {
   if (k < 1) return 0;
   for (int64_t n = nmax; n >= nmin; n--) {
     if (n < 1 || len - 1 < n) continue; /* the suffix must not reach into BOS */
@@ -71,8 +71,8 @@ int64_t nl_lookup(const int64_t *tokens, int64_t ld, const int64_t *lengths, int
                   int64_t *drafted) {
   int64_t widest = 0;
   for (int64_t b = 0; b < B; b++) {
-    drafted[b] = lookup_row(tokens + b * ld, lengths[b], src ? src + b * src_ld : 0, src_len,
-                            nmin, nmax, k, pad, eos, drafts + b * k);
+    drafted[b] = nl_lookup_row(tokens + b * ld, lengths[b], src ? src + b * src_ld : 0,
+                               src_len, nmin, nmax, k, pad, eos, drafts + b * k);
     if (drafted[b] > widest) widest = drafted[b];
   }
   return widest;
