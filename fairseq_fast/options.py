@@ -58,7 +58,8 @@ class FastGenerationConfig(FairseqDataclass):
                 "included): long where a pass costs about the same whatever its width (a large "
                 "model at batch 1), short where it costs its rows (larger batches), 0 (plain "
                 "decoding steps of the target, several in one call) where drafting does not pay "
-                "at all. Greedy output unchanged; --sampling keeps its distribution, but a fixed "
+                "at all. With --draft-method ngram each length is priced by the tokens per "
+                "second its own rounds wrote. Greedy output unchanged; --sampling keeps its distribution, but a fixed "
                 "--seed no longer reproduces the samples"})
     draft_vocab: int = field(default=0, metadata={
         "help": "--generator speculative: the draft scores only the N most frequent target "

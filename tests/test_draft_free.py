@@ -32,9 +32,11 @@ OTHER_TASK = DummyTask(make_dictionary(16, prefix="src"), DICT)  # no source loo
 
 # -- the lookup -------------------------------------------------------------------------------
 def reference_lookup(history, source, ngram_min, ngram_max, k, pad, eos):
-    """The rule, plainly: the longest suffix first; the latest occurrence in the history (ending
-    before the suffix's last token), then in the source; its continuation, up to k tokens,
-    ending before a filler or the text's end."""
+    """The rule, plainly: the longest suffix first; in the source, the occurrence nearest to
+    the suffix's own output position (counted from the source's first token after its left
+    padding; the later of two as near), then the latest occurrence in the history (ending
+    before the suffix's last token); its continuation, up to k tokens, ending before a filler
+    or the text's end."""
     filler = lambda t: t in (pad, eos)  # noqa: E731
 
     def follow(text, start):
@@ -51,12 +53,17 @@ def reference_lookup(history, source, ngram_min, ngram_max, k, pad, eos):
         suffix = history[len(history) - n:]
         if any(filler(t) for t in suffix):
             continue
+        source = source or []
+        lead = next((i for i, t in enumerate(source) if t != pad), len(source))
+        found = [p for p in range(len(source) - n) if source[p:p + n] == suffix
+                 and follow(source, p + n)]
+        if found:
+            diagonal = len(history) - n - 1
+            p = min(found, key=lambda p: (abs(p - lead - diagonal), -p))
+            return follow(source, p + n)
         for p in range(len(history) - n - 1, 0, -1):
             if history[p:p + n] == suffix and follow(history, p + n):
                 return follow(history, p + n)
-        for p in range(len(source or []) - n - 1, -1, -1):
-            if source[p:p + n] == suffix and follow(source, p + n):
-                return follow(source, p + n)
     return []
 
 
@@ -96,16 +103,26 @@ def test_lookup_kernel_and_tensor_ops_follow_the_rule(seed):
     assert torch.equal(got_c[0], got_torch[0]) and torch.equal(got_c[1], got_torch[1])
 
 
-def test_lookup_prefers_the_longest_suffix_then_the_latest_occurrence():
+def test_lookup_prefers_the_longest_suffix_then_the_source_then_the_nearest_occurrence():
     pad, eos = 1, 2
-    # history: BOS 5 6 7 5 6 8 5 6 ; source: 9 5 6 7 3 EOS
-    tokens = torch.tensor([[eos, 5, 6, 7, 5, 6, 8, 5, 6, pad, pad]])
+    # history: BOS 4 5 6 8 3 4 5 6 ; source: 9 5 6 7 3 EOS
+    tokens = torch.tensor([[eos, 4, 5, 6, 8, 3, 4, 5, 6, pad, pad]])
     source = torch.tensor([[pad, 9, 5, 6, 7, 3, eos]])
     n = torch.tensor([9])
-    # "5 6" occurs at 1 and 4 in the history: the latest (4) continues "8 5 6"
-    assert lookup(tokens, n, source, 1, 2, 3, pad, eos)[0].tolist() == [[8, 5, 6]]
-    # "8 5 6" occurs nowhere; "5 6" as above
-    assert lookup(tokens, n, source, 1, 3, 2, pad, eos)[0].tolist() == [[8, 5]]
+    # "5 6" occurs in the source and twice in the history: the source's continuation "7 3"
+    assert lookup(tokens, n, source, 1, 2, 3, pad, eos)[0].tolist() == [[7, 3]]
+    # without a source: the history's latest occurrence (2) continues "8 3 4"
+    assert lookup(tokens, n, None, 1, 2, 3, pad, eos)[0].tolist() == [[8, 3, 4]]
+    # "4 5 6" occurs in the history only: the longest suffix first
+    assert lookup(tokens, n, source, 1, 3, 3, pad, eos)[0].tolist() == [[8, 3, 4]]
+    # "5 6" twice in the source's text (at 0 and 5, after its left padding): the one nearest
+    # to the suffix's own output position
+    twice = torch.tensor([[pad, pad, 5, 6, 3, 9, 9, 5, 6, 7, eos]])
+    early = torch.tensor([[eos, 5, 6, pad, pad, pad, pad, pad, pad]])  # suffix at output 0
+    late = torch.tensor([[eos, 9, 9, 9, 9, 9, 5, 6, pad]])  # suffix at output 5
+    for tokens, n, want in ((early, 3, [[3, 9, 9]]), (late, 8, [[7]])):
+        for rule in (lookup, lookup_torch):
+            assert rule(tokens, torch.tensor([n]), twice, 2, 2, 3, pad, eos)[0].tolist() == want
     # only in the source: the suffix "6 7" (history BOS 9 6 7)
     tokens = torch.tensor([[eos, 9, 6, 7, pad, pad]])
     source = torch.tensor([[5, 6, 7, 3, 4, eos]])

@@ -55,6 +55,7 @@ class GreedySteps:
         self.lean = lean
         self.whole = whole  # its gd_decoder and gd_layer_state structs
         self._lookahead_work = torch.empty(0)  # run_lookahead's scratch, grown
+        self._lookahead_scores = torch.empty(0)  # and its scores'; read before the next call
 
     @classmethod
     def build(cls, model: nn.Module, lean: LeanDecoder,
@@ -129,7 +130,10 @@ class GreedySteps:
         if self._lookahead_work.numel() < need:
             self._lookahead_work = torch.empty(need)
         chosen = torch.full((bsz, limit), rules.pad, dtype=torch.long)
-        scores = torch.empty(bsz, limit, decoder.output.out_features)
+        size = bsz * limit * decoder.output.out_features
+        if self._lookahead_scores.numel() < size:  # kept: its pages are touched once
+            self._lookahead_scores = torch.empty(size)
+        scores = self._lookahead_scores[:size].view(bsz, limit, -1)
         counts = torch.empty(bsz, dtype=torch.long)
         tally = torch.empty(6, dtype=torch.long)
         tokens = tokens if tokens.is_contiguous() else tokens.contiguous()

@@ -15,7 +15,9 @@ One round, for every unfinished row of the batch at once:
 
 A round with nothing to verify (no row has a draft, or the adaptive schedule chooses length 0
 because drafting does not pay) is plain greedy decoding: on the CPU the target's own greedy
-steps in one C call (plain_steps.py), else a verify pass of one position per row.
+steps in one C call (plain_steps.py), else a verify pass of one position per row. Greedy n-gram
+rounds run that way too where they can: many rounds of lookup, verify and commit in one C call
+(ngram.LookaheadRounds), whose choices the loop then verifies as one window of drafts.
 
 The proposer (draft_method):
     model   a draft model (--draft-path; proposer.DraftModelProposer)

@@ -265,8 +265,9 @@ class MeasuredRate:
     priced as in the nearest bucket that measured it) and length: seconds and tokens summed
     over the rounds, decayed (DECAY per round of that length) so that they follow the text and
     the machine. `initial` until a length is
-    measured; every EXPLORE-th round, in turn, a length one shorter than the best one, one
-    longer, and 0, so that they stay measured."""
+    measured; every EXPLORE-th round the next length in turn, 0 to maximum, so that every
+    length stays measured: the rates of lengths near the best one differ by less than their
+    noise, so a walk between neighbours can stop short of the best one."""
 
     measures = True
     EXPLORE = 8
@@ -285,9 +286,8 @@ class MeasuredRate:
 
     def window(self, cap: Tensor) -> Tensor:
         k = self.best(cap.numel())
-        if self.rounds % self.EXPLORE == self.EXPLORE - 1:  # one shorter, longer, or 0
-            turn = self.rounds // self.EXPLORE % 3
-            k = 0 if turn == 2 else min(max(k + (1 if turn else -1), 0), self.maximum)
+        if self.rounds % self.EXPLORE == self.EXPLORE - 1:  # every length in turn
+            k = self.rounds // self.EXPLORE % (self.maximum + 1)
         return cap.new_full(cap.shape, k)
 
     def plain_steps(self, batch: int) -> int:

@@ -2,10 +2,11 @@
 
     proposer = NgramProposer(rules, ngram_min=1, ngram_max=3, source_lookup=True)
 
-For each row, its last n tokens (n from ngram_max down to ngram_min) are looked for in its own
-committed tokens and then, where the source shares the target's dictionary, in its source
-sentence; the latest occurrence of the longest suffix that occurs gives the draft: up to k tokens
-that follow it (csrc/ngram_lookup.c states the rule exactly). No model runs, so the draft costs a
+For each row, its last n tokens (n from ngram_max down to ngram_min) are looked for, where the
+source shares the target's dictionary, in its source sentence (the occurrence nearest to where a
+copy would have it) and then in its own committed tokens (the latest occurrence); the first
+occurrence of the longest suffix that occurs gives the draft: up to k tokens that follow it
+(csrc/ngram_lookup.c states the rule exactly). No model runs, so the draft costs a
 few microseconds a round; it pays where the output copies its input (summaries, corrections,
 paraphrases, post-editing) or repeats itself, and a row whose suffix occurs nowhere drafts
 nothing that round.
@@ -82,7 +83,8 @@ class NgramProposer:
 class LookaheadRounds:
     """Rounds of an NgramProposer's drafts verified by the target, in one C call."""
 
-    ROUNDS = 16  # tokens per call and row: up to (k + 1) * max(ROUNDS // rows, 1)
+    ROUNDS = 16  # tokens per call and row: up to (k + 1) * max(ROUNDS // rows, 1),
+    SCORES = 1 << 21  # and fewer where rows x tokens x vocabulary would pass this many floats
 
     def __init__(self, steps: GreedyStepper, proposer: NgramProposer):
         self.steps = steps
@@ -110,7 +112,9 @@ class LookaheadRounds:
         """GreedySteps.run_lookahead for the proposer's n-gram sizes and source: (chosen [B,
         s], counts [B], logits [B, s, V], tally [6])."""
         p = self.proposer
-        limit = (k + 1) * max(self.ROUNDS // tokens.size(0), 1)
+        rows, vocab = tokens.size(0), self.steps.lean.decoder.output_projection.weight.size(0)
+        limit = min((k + 1) * max(self.ROUNDS // rows, 1), self.SCORES // (rows * vocab))
+        limit = max(limit, k + 1)
         return self.steps.run_lookahead(state, tokens, n_tokens, p.source, p.ngram_min,
                                         p.ngram_max, k, limit, rules)
 
@@ -130,7 +134,7 @@ def lookup(tokens: Tensor, n_tokens: Tensor, source: Optional[Tensor], ngram_min
 def lookup_torch(tokens: Tensor, n_tokens: Tensor, source: Optional[Tensor], ngram_min: int,
                  ngram_max: int, k: int, pad: int, eos: int) -> Tuple[Tensor, Tensor]:
     """lookup() in tensor ops (any device): per n, every window of the history and the source
-    compared with the suffix at once, the latest match by a max over positions."""
+    compared with the suffix at once, the match by a max or min over positions."""
     bsz, length = tokens.shape
     device = tokens.device
     filler = lambda t: (t == pad) | (t == eos) | (t < 0)  # noqa: E731
@@ -140,6 +144,8 @@ def lookup_torch(tokens: Tensor, n_tokens: Tensor, source: Optional[Tensor], ngr
                               pad)
     hay = hist if source is None else torch.cat([hist, source.to(tokens)], dim=1)
     total = hay.size(1)
+    lead = (torch.zeros(bsz, dtype=torch.long, device=device) if source is None  # left padding
+            else (source == pad).long().cumprod(1).sum(1))
     positions = torch.arange(total, device=device)
     found = torch.full((bsz,), -1, dtype=torch.long, device=device)  # start of the continuation
     ends = torch.zeros(bsz, dtype=torch.long, device=device)  # where it must end
@@ -160,12 +166,17 @@ def lookup_torch(tokens: Tensor, n_tokens: Tensor, source: Optional[Tensor], ngr
             in_src = in_src & (p + n <= total - 1)
         ok = match & ~filler(after) & usable[:, None]
         hist_p = torch.where(ok & in_hist, p, -1).max(1).values
-        src_p = torch.where(ok & in_src, p, -1).max(1).values
-        take = torch.where(hist_p >= 0, hist_p, src_p)
+        # in the source: the nearest to the diagonal (the position in the source's text, p -
+        # length - lead, against the suffix's output position), the later of two as near
+        far = (p - length - lead[:, None] - (n_tokens - n - 1)[:, None]).abs() * (total + 1) - p
+        far = torch.where(ok & in_src, far, torch.iinfo(far.dtype).max)
+        nearest = far.min(1)
+        src_p = torch.where(nearest.values < torch.iinfo(far.dtype).max, nearest.indices, -1)
+        take = torch.where(src_p >= 0, src_p, hist_p)
         hit = take >= 0
         found = torch.where(hit, take + n, found)
-        ends = torch.where(hit, torch.where(hist_p >= 0, n_tokens, torch.full_like(
-            n_tokens, total)), ends)
+        ends = torch.where(hit, torch.where(src_p >= 0, torch.full_like(n_tokens, total),
+                                            n_tokens), ends)
     steps = torch.arange(max(k, 0), device=device)
     at = found[:, None] + steps[None, :]
     cont = hay.gather(1, at.clamp(0, total - 1))

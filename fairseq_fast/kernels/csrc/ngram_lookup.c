@@ -5,10 +5,15 @@
  * the row's committed tokens) and source s = src[b * src_ld .. + src_len) (or none):
  *
  *   for n = nmax down to nmin, the row's last n tokens (its suffix) are looked for
- *     1. in h, ending before the suffix's own last token, the latest occurrence first;
- *     2. then in s, the latest occurrence first;
+ *     1. in s, the occurrence nearest to the suffix's own place in the output first (its
+ *        position in the source's text, after any left padding, against the suffix's output
+ *        position len - n - 1: where a copy of the source would have it; of two as near, the
+ *        later one);
+ *     2. then in h, ending before the suffix's own last token, the latest occurrence first;
  *   the first n that occurs anywhere gives the draft: up to k tokens that follow that occurrence
- *   (in h: up to the end of h, so a repeated pattern continues; in s: up to its end).
+ *   (in s: up to its end; in h: up to the end of h, so a repeated pattern continues). An output
+ *   that copies its source repeats short n-grams of it ("of the"): the nearest occurrence is the
+ *   one being copied far more often than the latest.
  *
  * BOS, EOS and pad are fillers: a window holding one matches nothing, and a continuation ends
  * before one. A row whose suffix occurs nowhere (or whose history is shorter than nmin) drafts
@@ -48,6 +53,21 @@ int64_t nl_lookup_row(const int64_t *h, int64_t len, const int64_t *s, int64_t s
   for (int64_t n = nmax; n >= nmin; n--) {
     if (n < 1 || len - 1 < n) continue; /* the suffix must not reach into BOS */
     const int64_t *suffix = h + len - n;
+    if (s) {
+      int64_t lead = 0; /* the source's left padding: its text starts there */
+      while (lead < src_len && s[lead] == pad) lead++;
+      const int64_t diagonal = lead + len - n - 1;
+      int64_t best = -1, distance = 0;
+      for (int64_t p = src_len - n - 1; p >= 0; p--) {
+        const int64_t d = p > diagonal ? p - diagonal : diagonal - p;
+        if ((best < 0 || d < distance) && same(s, p, suffix, n, pad, eos) &&
+            !filler(s[p + n], pad, eos)) {
+          best = p;
+          distance = d;
+        }
+      }
+      if (best >= 0) return follow(s, best + n, src_len, k, pad, eos, out);
+    }
     /* in the history: an occurrence at p ends at p + n - 1 < len - 1 (so it is not the suffix
      * itself and at least one token follows it) */
     for (int64_t p = len - n - 1; p >= 1; p--)
@@ -55,12 +75,6 @@ int64_t nl_lookup_row(const int64_t *h, int64_t len, const int64_t *s, int64_t s
         int64_t got = follow(h, p + n, len, k, pad, eos, out);
         if (got > 0) return got;
       }
-    if (s)
-      for (int64_t p = src_len - n - 1; p >= 0; p--)
-        if (same(s, p, suffix, n, pad, eos)) {
-          int64_t got = follow(s, p + n, src_len, k, pad, eos, out);
-          if (got > 0) return got;
-        }
   }
   return 0;
 }
