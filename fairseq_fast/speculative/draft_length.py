@@ -265,13 +265,14 @@ class MeasuredRate:
     priced as in the nearest bucket that measured it) and length: seconds and tokens summed
     over the rounds, decayed (DECAY per round of that length) so that they follow the text and
     the machine. `initial` until a length is
-    measured; every EXPLORE-th round the next length in turn, 0 to maximum, so that every
-    length stays measured: the rates of lengths near the best one differ by less than their
-    noise, so a walk between neighbours can stop short of the best one."""
+    measured; every EXPLORE-th round the next length in turn from 0 to two above the best one,
+    so that those stay measured: the rates of neighbouring lengths differ by less than their
+    noise, so a walk between neighbours can stop short of the best one (a longer length costs
+    more to try)."""
 
     measures = True
-    EXPLORE = 8
-    DECAY = 0.8
+    EXPLORE = 12
+    DECAY = 0.9
     PLAIN_STEPS = MeasuredDraftLength.PLAIN_STEPS
 
     def __init__(self, initial: int, maximum: int,
@@ -286,8 +287,8 @@ class MeasuredRate:
 
     def window(self, cap: Tensor) -> Tensor:
         k = self.best(cap.numel())
-        if self.rounds % self.EXPLORE == self.EXPLORE - 1:  # every length in turn
-            k = self.rounds // self.EXPLORE % (self.maximum + 1)
+        if self.rounds % self.EXPLORE == self.EXPLORE - 1:  # 0 .. best + 2 in turn
+            k = self.rounds // self.EXPLORE % (min(k + 2, self.maximum) + 1)
         return cap.new_full(cap.shape, k)
 
     def plain_steps(self, batch: int) -> int:
