@@ -55,7 +55,7 @@ class GreedySteps:
         self.lean = lean
         self.whole = whole  # its gd_decoder and gd_layer_state structs
         self._lookahead_work = torch.empty(0)  # run_lookahead's scratch, grown
-        self._lookahead_scores = torch.empty(0)  # and its scores'; read before the next call
+        self._lookahead_scores = torch.empty(0)  # its scores, read before the next call
 
     @classmethod
     def build(cls, model: nn.Module, lean: LeanDecoder,

@@ -264,11 +264,10 @@ class MeasuredRate:
     price either. Per bucket of batch sizes (`bucket`; a length not measured in a bucket is
     priced as in the nearest bucket that measured it) and length: seconds and tokens summed
     over the rounds, decayed (DECAY per round of that length) so that they follow the text and
-    the machine. `initial` until a length is
-    measured; every EXPLORE-th round the next length in turn from 0 to two above the best one,
-    so that those stay measured: the rates of neighbouring lengths differ by less than their
-    noise, so a walk between neighbours can stop short of the best one (a longer length costs
-    more to try)."""
+    the machine. `initial` until a length is measured; every EXPLORE-th round the next length
+    in turn from 0 to two above the best one, so that those stay measured: the rates of
+    neighbouring lengths differ by less than their noise, so a walk between neighbours can stop
+    short of the best one (a longer length costs more to try)."""
 
     measures = True
     EXPLORE = 12
@@ -279,7 +278,7 @@ class MeasuredRate:
                  clock: Callable[[], float] = time.perf_counter):
         self.initial, self.maximum = initial, maximum
         self.clock = clock
-        self.spent: Dict[int, Dict[int, list]] = {}  # batch -> length -> [seconds, tokens]
+        self.spent: Dict[int, Dict[int, list]] = {}  # bucket -> length -> [seconds, tokens]
         self.rounds = 0
 
     def start(self, batch: int, device) -> Tensor:

@@ -83,8 +83,8 @@ class NgramProposer:
 class LookaheadRounds:
     """Rounds of an NgramProposer's drafts verified by the target, in one C call."""
 
-    ROUNDS = 16  # tokens per call and row: up to (k + 1) * max(ROUNDS // rows, 1),
-    SCORES = 1 << 21  # and fewer where rows x tokens x vocabulary would pass this many floats
+    ROUNDS = 16  # tokens per call and row: up to (k + 1) * max(ROUNDS // rows, 1), and
+    SCORES = 1 << 21  # fewer where rows x tokens x vocabulary would pass this many floats
 
     def __init__(self, steps: GreedyStepper, proposer: NgramProposer):
         self.steps = steps
