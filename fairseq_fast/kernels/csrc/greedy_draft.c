@@ -215,7 +215,8 @@ void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, con
  * tokens are in tokens[b, n_tokens[b] ..]), step_scores [B, limit, N] the scores each was chosen
  * from; tally [6]: rounds, row rounds, drafts offered, drafts kept, row rounds that rejected a
  * draft, inputs scored. The call returns after the first round in which a row chose EOS (or
- * reached max_len), or before a round that could overrun a row's `limit` (limit >= k + 1).
+ * reached max_len), or before a round that could overrun a row's `limit` (limit >= k + 1) or
+ * its history's room (ld).
  * work: gd_lookahead_work_floats(D, B, k) floats. Returns the rounds, or -1 out of memory. */
 int64_t gd_lookahead_work_floats(const gd_decoder *D, int64_t B, int64_t k) {
   const int64_t C = D->layer[0].dim, R = B * (k + 1);
@@ -293,7 +294,7 @@ int64_t gd_lookahead_f32(const gd_decoder *D, const gd_layer_state *S, const gd_
       for (int64_t b = 0; b < B; b++) {
         tally[3] += acc[b];
         tally[4] += rej[b];
-        stop |= ended[b] || counts[b] + w > limit;
+        stop |= ended[b] || counts[b] + w > limit || n[b] >= ld;
       }
     }
   }
