@@ -47,6 +47,12 @@ def stock_normalization(model: nn.Module) -> bool:
                if hasattr(type(owner), name))
 
 
+def c_rules(rules: StepRules):
+    """The gd_rules struct of the C calls' own argmax: stock's edits of `rules`."""
+    return fused.rules(eos=rules.eos, pad=rules.pad, unk=rules.unk, unk_penalty=rules.unk_penalty,
+                       min_len=rules.min_len, max_len=rules.max_len)
+
+
 class GreedySteps:
     keeps_scores = True  # run_logits and run_scored
     runs_past_eos = False  # the steps stop once every row has proposed EOS
@@ -123,9 +129,7 @@ class GreedySteps:
         state.ensure_capacity(reach)
         decoder = self.whole.decoder_struct(reach)
         pad, layer_states = self.whole.state_struct(state, bsz)
-        rule = fused.rules(eos=rules.eos, pad=rules.pad, unk=rules.unk,
-                           unk_penalty=rules.unk_penalty, min_len=rules.min_len,
-                           max_len=rules.max_len)
+        rule = c_rules(rules)
         need = fused.lookahead_work_floats(decoder, bsz, k)
         if self._lookahead_work.numel() < need:
             self._lookahead_work = torch.empty(need)
@@ -157,9 +161,7 @@ class GreedySteps:
         state.ensure_capacity(int(lengths.max()) + width + k)
         decoder = self.whole.decoder_struct(int(lengths.max()) + width + k)
         pad, layer_states = self.whole.state_struct(state, bsz)
-        rule = fused.rules(eos=rules.eos, pad=rules.pad, unk=rules.unk,
-                           unk_penalty=rules.unk_penalty, min_len=rules.min_len,
-                           max_len=rules.max_len)
+        rule = c_rules(rules)
         work = self.whole.work(decoder, bsz, width)
         drafts = torch.empty(bsz, k, dtype=torch.long)
         scores = (torch.empty(k, bsz, decoder.output.out_features) if keep_scores else None)

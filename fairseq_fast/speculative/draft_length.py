@@ -117,6 +117,14 @@ class FixedDraftLength:
         return cap
 
 
+PLAIN_STEPS = 16  # plain greedy steps in a round of B rows: PLAIN_STEPS // B, at least 1
+
+
+def plain_steps(batch: int) -> int:
+    """The plain greedy steps a measured schedule's round of `batch` rows takes."""
+    return max(PLAIN_STEPS // max(batch, 1), 1)
+
+
 def nearest_key(keys, key: int) -> int:
     """The key of `keys` (not empty) nearest to `key`, the smaller on a tie."""
     return min(keys, key=lambda k: (abs(k - key), k))
@@ -168,7 +176,6 @@ class MeasuredDraftLength:
     measures = True
     REFRESH = 8  # rounds between two choices of the best length for a batch size
     EXPLORE = 16  # every this many rounds, a length next to the best one
-    PLAIN_STEPS = 16  # plain greedy steps in a round of B rows: PLAIN_STEPS // B, at least 1
 
     def __init__(self, initial: int, maximum: int,
                  clock: Callable[[], float] = time.perf_counter):
@@ -211,7 +218,7 @@ class MeasuredDraftLength:
         return cap.new_full(cap.shape, k)
 
     def plain_steps(self, batch: int) -> int:
-        return max(self.PLAIN_STEPS // max(batch, 1), 1)
+        return plain_steps(batch)
 
     def best(self, batch: int) -> int:
         """The window length for `batch` rows that buys the most tokens per second (0: plain
@@ -272,7 +279,6 @@ class MeasuredRate:
     measures = True
     EXPLORE = 12
     DECAY = 0.9
-    PLAIN_STEPS = MeasuredDraftLength.PLAIN_STEPS
 
     def __init__(self, initial: int, maximum: int,
                  clock: Callable[[], float] = time.perf_counter):
@@ -291,7 +297,7 @@ class MeasuredRate:
         return cap.new_full(cap.shape, k)
 
     def plain_steps(self, batch: int) -> int:
-        return max(self.PLAIN_STEPS // max(batch, 1), 1)
+        return plain_steps(batch)
 
     @staticmethod
     def bucket(batch: int) -> int:

@@ -36,6 +36,7 @@ from fairseq_fast.decoding.step_rules import StepRules
 from fairseq_fast.errors import UserError
 from fairseq_fast.kernels import calls, fused
 from fairseq_fast.options import check_ngram_sizes
+from fairseq_fast.speculative.plain_steps import in_c_rules
 from fairseq_fast.speculative.stop_rules import StopRule
 
 
@@ -103,9 +104,7 @@ class LookaheadRounds:
     def usable(self, state: DecoderState, rows: int, k: int, rules: StepRules,
                prefix: Optional[Tensor], first_step: int) -> bool:
         """As PlainSteps.usable, for windows of k drafts."""
-        return ((prefix is None or first_step >= prefix.size(1))
-                and rules.no_repeat_ngram_size == 0 and rules.temperature == 1.0
-                and self.steps.usable(state, rows, k + 1))
+        return in_c_rules(rules, prefix, first_step) and self.steps.usable(state, rows, k + 1)
 
     def run(self, state: DecoderState, tokens: Tensor, n_tokens: Tensor, k: int,
             rules: StepRules):

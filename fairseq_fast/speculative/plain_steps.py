@@ -26,6 +26,13 @@ from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.step_rules import StepRules
 
 
+def in_c_rules(rules: StepRules, prefix: Optional[Tensor], first_step: int) -> bool:
+    """Whether the C calls' own argmax applies `rules` at decoding step `first_step` (the
+    earliest row's) and after: past any forced prefix, no n-gram blocking, temperature 1."""
+    return ((prefix is None or first_step >= prefix.size(1))
+            and rules.no_repeat_ngram_size == 0 and rules.temperature == 1.0)
+
+
 class PlainSteps:
     def __init__(self, steps: GreedyStepper):
         self.steps = steps
@@ -40,9 +47,7 @@ class PlainSteps:
                prefix: Optional[Tensor], first_step: int) -> bool:
         """Whether plain steps of `rows` rows run here, the earliest row at decoding step
         `first_step` (a forced prefix must lie behind every row)."""
-        return ((prefix is None or first_step >= prefix.size(1))
-                and rules.no_repeat_ngram_size == 0 and rules.temperature == 1.0
-                and self.steps.usable(state, rows))
+        return in_c_rules(rules, prefix, first_step) and self.steps.usable(state, rows)
 
     def run(self, state: DecoderState, tokens: Tensor, n_tokens: Tensor, steps: int,
             rules: StepRules) -> Tuple[Tensor, Tensor]:
