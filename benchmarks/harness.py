@@ -11,6 +11,8 @@ then
 `summarize` gives each engine's medians, its ratio to the baseline engine and the share of its
 outputs identical to the baseline's.
 """
+import json
+import os
 import statistics
 import subprocess
 import sys
@@ -256,3 +258,10 @@ def run_module(module: str, args: Sequence[str], what: str, prefix: str = "bench
     if done.returncode != 0:
         sys.exit(f"{prefix}: {what} failed:\n{done.stderr[-2000:]}")
     return done.stdout
+
+
+def write_report(path: str, report: dict) -> None:
+    """A benchmark's JSON report at `path` (its folder made where missing)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(report, f, indent=1)

@@ -19,7 +19,6 @@ compared with the kernels' (max abs difference): the same arithmetic in float32,
 differently. Float32, CPU only.
 """
 import argparse
-import json
 import logging
 import os
 import statistics
@@ -31,6 +30,9 @@ import torch.nn.functional as F
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
+
+from benchmarks.harness import write_report  # noqa: E402
 
 import fairseq_fast  # noqa: E402,F401  (plugin overrides, as --user-dir would apply them)
 
@@ -176,9 +178,7 @@ def main():
                   f"{row['max_abs_logit_diff']:.1e}; compiled in {row['compile_s']:.0f} s",
                   flush=True)
             torch._dynamo.reset()
-    os.makedirs(os.path.dirname(os.path.abspath(ARGS.json)), exist_ok=True)
-    with open(ARGS.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(ARGS.json, report)
 
 
 ARGS = None

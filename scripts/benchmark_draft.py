@@ -45,6 +45,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
+from benchmarks.harness import write_report  # noqa: E402
+
 WORK = os.path.join(ROOT, "work")
 DATA = os.path.join(WORK, "data")  # prepare_data.py's output
 TSV = os.path.join(ROOT, "..", "shared", "data", "bible_es_en.tsv")
@@ -336,9 +339,7 @@ def main():
                                       args, batch_size, "x1")
         report["lm"] = {"rows": lm_rows, "made": lm_made, "made_seconds": lm_made_seconds,
                         "train_seconds": lm_seconds}
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(args.json, report)
     print_tables(report)
 
 

@@ -34,7 +34,6 @@ Then, for --draft-method layers:
 and the n-gram lookup's own cost per round, at 1 and 8 rows of 40 and 400 tokens.
 """
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -42,6 +41,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
+from benchmarks.harness import write_report  # noqa: E402
+
 WORK = os.path.join(ROOT, "work")
 DRAFT_LEN = 4
 LONG_LIMITS = dict(max_len_a=1.2, max_len_b=10)  # outputs as long as the paragraphs
@@ -321,9 +323,7 @@ def main():
         report["reuse"].append(reuse_bound(label, path, data, langs, "test"))
     report["lookup"] = [lookup_cost(rows, length, length) for rows, length in
                         ((1, 40), (8, 40), (1, 400), (8, 400))]
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(args.json, report)
     print_tables(report)
 
 

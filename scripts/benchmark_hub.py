@@ -25,7 +25,6 @@ sentences per second and ms per call, x stock, and the share of translations ide
 stock's.
 """
 import argparse
-import json
 import os
 import sys
 import time
@@ -37,7 +36,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, ROOT)
 
 import demo  # noqa: E402
-from benchmarks.harness import ROTATE, Result, interleave, summarize  # noqa: E402
+from benchmarks.harness import ROTATE, Result, interleave, summarize, write_report  # noqa: E402
 from benchmarks.probes import PeakRSS  # noqa: E402
 
 STOCK = "stock fairseq"
@@ -137,9 +136,7 @@ def main():
               "targets": [run_target(int(f), sentences, args.repeats)
                           for f in args.factors.split(",")]}
     print_table(report)
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(args.json, report)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.harness import ROTATE, FunctionEngine, Result, interleave, summarize  # noqa: E402
+from benchmarks.harness import (ROTATE, FunctionEngine, Result, interleave,  # noqa: E402
+                                summarize, write_report)
 
 STOCK, PLUGIN, SKIP = "stock fairseq", "plugin, fairseq's init", "plugin, skip_init"
 BIN = os.path.dirname(sys.executable)
@@ -211,9 +212,7 @@ def main():
     timings = interleave(runs, None, args.repeats, ROTATE, on_result=lambda r, n, res: print(
         f"[load] repeat {r}: {n} {res.seconds:.2f} s", flush=True))
     report["first_translation"] = _summary(timings, runs[0].name)
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(args.json, report)
     print_tables(report)
 
 

@@ -44,7 +44,6 @@ perf that fails while it records ends the run with one line and exit status 1.
 """
 import argparse
 import contextlib
-import json
 import os
 import re
 import select
@@ -59,6 +58,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
+from benchmarks.harness import write_report  # noqa: E402
 import benchmark_scale as scale  # noqa: E402  (its engines, target and generators)
 
 CATEGORIES = ["matmul", "attention", "kernels", "omp wait", "torch", "python", "os", "idle"]
@@ -361,9 +362,7 @@ def main():
             report = profile(args)
         except PerfError as e:
             sys.exit(f"benchmark_profile: {e}")
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(args.json, report)
     print_tables(report)
 
 

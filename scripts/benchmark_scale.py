@@ -149,7 +149,7 @@ sys.path.insert(0, ROOT)
 WORK = os.path.join(ROOT, "work", "scale")
 
 from benchmarks.harness import (ROTATE, FunctionEngine, Result, interleave,  # noqa: E402
-                                run_module, slice_of, summarize)
+                                run_module, slice_of, summarize, write_report)
 from benchmarks.probes import PeakRSS, bandwidth, l3_mib, peak_rss_mib  # noqa: E402
 
 # benchmark_draft.py imports slice_of from here
@@ -1167,9 +1167,7 @@ def main():
             report["scales"].append(run_scale(factor, args, folder, reference))
             gc.collect()  # the last scale's models go before the next one loads
         measure_bandwidth()
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(args.json, report)
     plot(report, args.png)
     print_tables(report)
     print_diagnostics(report)
