@@ -31,6 +31,8 @@ Then, for --draft-method layers:
            (LayerSkip): the draft's own pass over 5 positions less its pass over 1 (its first K
            layers and output projection for the 4 positions it already computed: an upper
            bound), against the target's verify pass over 5 positions and a draft step
+  widths   the target's pass over 1, 2, 3 and 5 inputs per row at batch 1 and 8: what each
+           drafted position adds to a verify pass
 and the n-gram lookup's own cost per round, at 1 and 8 rows of 40 and 400 tokens.
 """
 import argparse
@@ -143,43 +145,78 @@ def layer_sweep(label, path, data, langs, split, n, args):
     return rows
 
 
-def reuse_bound(label, path, data, langs, split, k=None, repeats=200):
-    """Milliseconds: the target's verify pass over 5 positions and over 1, the draft's (the
-    target's first k layers) pass over 5 and over 1, batch 1, after a 24-token context."""
+def pass_ms(backend, encoder_out, context, rows, width, repeats):
+    """Median milliseconds of backend.forward over `width` inputs per row for `rows` rows,
+    after the context [1, C] in every row (rolled back after each pass)."""
+    import torch
+
+    state = backend.init_state(encoder_out, rows, 64)
+    backend.forward(state, context.expand(rows, -1))
+    feed = context[:, :width].expand(rows, -1).contiguous()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        backend.forward(state, feed)
+        times.append(time.perf_counter() - start)
+        backend.rollback(state, torch.full((rows,), context.size(1)))
+    return round(1e3 * statistics.median(times), 4)
+
+
+def timed_models(path, data, langs, split, k=None, rows=1):
+    """(the target, the speculative generator of --draft-method layers with K = k, the encoder
+    output of `rows` copies of one test sentence, a 24-token context): what pass_ms runs on."""
     import torch
 
     import benchmark_draft
     from fairseq_fast.decoding.fused_layer import encode
-    from fairseq_fast.draft import target as tgt
     from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 
     model, task, info = load_target(path, data, langs)
     spec = SpeculativeSequenceGenerator([model], task.target_dictionary,
                                         draft_method="layers", draft_layers=k or 0)
     source = benchmark_draft.inputs(task, info, data, split, 1, 1)[0][0].tokens
-    net_input = {"src_tokens": source[None], "src_lengths": torch.tensor([source.numel()])}
+    net_input = {"src_tokens": source[None].expand(rows, -1).contiguous(),
+                 "src_lengths": torch.full((rows,), source.numel())}
     context = torch.randint(task.target_dictionary.nspecial, len(task.target_dictionary),
-                            (1, 24))
+                            (1, 24), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        encoder_out = encode(model, spec.encoder, net_input)
+    return model, spec, encoder_out, context
+
+
+def reuse_bound(label, path, data, langs, split, k=None, repeats=200):
+    """Milliseconds: the target's verify pass over 5 positions and over 1, the draft's (the
+    target's first k layers) pass over 5 and over 1, batch 1, after a 24-token context."""
+    import torch
+
+    model, spec, encoder_out, context = timed_models(path, data, langs, split, k)
     out = {"layers": len(spec.proposer.backend.lean.decoder.layers),
            "depth": len(model.decoder.layers)}
     with torch.no_grad():  # as the generators run
-        encoder_out = encode(model, spec.encoder, net_input)
         for name, backend in (("target", spec.target), ("draft", spec.proposer.backend)):
-            state = backend.init_state(encoder_out, 1, 64)
-            backend.forward(state, context)
             for width in (1, 5):
-                feed = context[:, :width]
-                times = []
-                for _ in range(repeats):
-                    start = time.perf_counter()
-                    backend.forward(state, feed)
-                    times.append(time.perf_counter() - start)
-                    backend.rollback(state, torch.tensor([24]))
-                out[f"{name}_{width}_ms"] = round(1e3 * statistics.median(times), 4)
+                out[f"{name}_{width}_ms"] = pass_ms(backend, encoder_out, context, 1, width,
+                                                    repeats)
     out["setting"] = label
     out["saving_share_of_verify"] = round(
         (out["draft_5_ms"] - out["draft_1_ms"]) / out["target_5_ms"], 4)
     return out
+
+
+def pass_widths(label, path, data, langs, split, widths=(1, 2, 3, 5), repeats=100):
+    """Milliseconds of the target's pass over each of `widths` inputs per row, at batch 1 and
+    8, after a 24-token context (a verify pass of k drafts has k + 1 inputs a row)."""
+    import torch
+
+    rows = []
+    for batch in (1, 8):
+        _, spec, encoder_out, context = timed_models(path, data, langs, split, rows=batch)
+        with torch.no_grad():
+            ms = {w: pass_ms(spec.target, encoder_out, context, batch, w, repeats)
+                  for w in widths}
+            rows.append({"setting": label, "batch_size": batch,
+                         "ms": {str(w): v for w, v in ms.items()}})
+    return rows
 
 
 def lookup_cost(rows, length, source, repeats=2000):
@@ -268,6 +305,16 @@ def print_tables(report):
                          f"{r['target_5_ms']:.3f} | {r['target_1_ms']:.3f} | "
                          f"{r['draft_1_ms']:.3f} | {r['draft_5_ms']:.3f} | "
                          f"{100 * r['saving_share_of_verify']:.1f}% |")
+    if report.get("widths"):
+        widths = list(report["widths"][0]["ms"])
+        lines += ["", "The target's pass by inputs per row (a verify pass of k drafts has k + 1), "
+                  "after a 24-token context: milliseconds (over one input per row):", "",
+                  "| setting | batch | " + " | ".join(f"{w} per row" for w in widths) + " |",
+                  "|---|---|" + "---|" * len(widths)]
+        for r in report["widths"]:
+            one = r["ms"][widths[0]]
+            lines.append(f"| {r['setting']} | {r['batch_size']} | " + " | ".join(
+                f"{r['ms'][w]:.3f} ({r['ms'][w] / one:.2f}x)" for w in widths) + " |")
     print("\n".join(lines))
 
 
@@ -301,7 +348,8 @@ def main():
     mt_data = demo.binarise()
     factors = [int(f) for f in args.factors.split(",")]
     report = {"threads": args.threads, "draft_len": DRAFT_LEN, "copy_hours": args.copy_hours,
-              "copy_draft_hours": args.copy_draft_hours, "rows": [], "sweep": [], "reuse": []}
+              "copy_draft_hours": args.copy_draft_hours, "rows": [], "sweep": [], "reuse": [],
+              "widths": []}
     for batch_size, n in ((1, args.sentences), (8, args.batch_sentences)):
         report["rows"] += measure_setting("copy", copy_target, copy_data, copy_langs, "test",
                                           engines(copy_draft), batch_size, n, args)
@@ -321,6 +369,7 @@ def main():
         report["sweep"] += layer_sweep(label, path, data, langs, "test", args.sweep_sentences,
                                        args)
         report["reuse"].append(reuse_bound(label, path, data, langs, "test"))
+        report["widths"] += pass_widths(label, path, data, langs, "test")
     report["lookup"] = [lookup_cost(rows, length, length) for rows, length in
                         ((1, 40), (8, 40), (1, 400), (8, 400))]
     write_report(args.json, report)

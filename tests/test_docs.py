@@ -694,7 +694,8 @@ DRAFT_FREE = {"threads": 2, "draft_len": 4, "rows": [
                "speed_over_default": 0.8}],
     "reuse": [{"setting": "mt x4", "layers": 3, "depth": 6, "target_1_ms": 10.0,
                "target_5_ms": 12.0, "draft_1_ms": 5.5, "draft_5_ms": 6.0,
-               "saving_share_of_verify": 0.0417}]}
+               "saving_share_of_verify": 0.0417}],
+    "widths": [{"setting": "copy", "batch_size": 8, "ms": {"1": 2.0, "2": 3.0, "5": 6.5}}]}
 
 
 def test_draft_free_tables_give_the_summary_first():
@@ -704,6 +705,8 @@ def test_draft_free_tables_give_the_summary_first():
     assert "| copy | 8 | 1.50x / 1.40x | - | - |" in printed
     assert "| mt x4 | 2 of 6 | 0.300 | 0.80x |" in printed
     assert "| mt x4 | 3 of 6 | 12.000 | 10.000 | 5.500 | 6.000 | 4.2% |" in printed
+    assert "| setting | batch | 1 per row | 2 per row | 5 per row |" in printed
+    assert "| copy | 8 | 2.000 (1.00x) | 3.000 (1.50x) | 6.500 (3.25x) |" in printed
 
 
 def test_readme_draft_free_figures_come_from_the_draftfree_run(tmp_path):
