@@ -33,7 +33,7 @@ from fairseq import checkpoint_utils  # noqa: E402
 from omegaconf import open_dict  # noqa: E402
 
 from benchmarks.harness import (FIXED, FunctionEngine, Result, interleave,  # noqa: E402
-                                micro_time, summarize)
+                                micro_time, summarize, write_report)
 from fairseq_fast.decoding.backends import decoder_backend  # noqa: E402
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator  # noqa: E402
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
@@ -291,8 +291,7 @@ def main():
         print(json.dumps(row), flush=True)
     print(json.dumps({k2: v for k2, v in report.items() if k2 != "settings"}, indent=1))
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(args.json, report)
     print_table(report)
 
 

@@ -30,7 +30,8 @@ sys.path.insert(0, ROOT)
 import demo  # noqa: E402
 from benchmark import (add_model_args, batches, decode_all, load_target,  # noqa: E402
                        stock_generator)
-from benchmarks.harness import FIXED, FunctionEngine, Result, interleave, summarize  # noqa: E402
+from benchmarks.harness import (FIXED, FunctionEngine, Result, interleave,  # noqa: E402
+                                summarize, write_report)
 from fairseq_fast.generators.bild import BiLDSequenceGenerator  # noqa: E402
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
 from omegaconf import open_dict  # noqa: E402
@@ -160,8 +161,7 @@ def main():
               "sweep": rows, "side_by_side": side,
               "best_within_half_bleu": best and {k: best[k] for k in ("fallback", "rollback")}}
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(args.json, report)
     os.makedirs(os.path.dirname(args.png), exist_ok=True)
     plot(report, args.png)
     print_tables(report)

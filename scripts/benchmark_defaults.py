@@ -30,7 +30,7 @@ from fairseq.tasks import FairseqTask  # noqa: E402
 
 from benchmark import CallTimer, add_model_args, batches, load_target  # noqa: E402
 from benchmarks.harness import (FIXED, REVERSE, FunctionEngine, Result, interleave,  # noqa: E402
-                                median_figure, summarize)
+                                median_figure, summarize, write_report)
 from fairseq_fast.generators.fast import VectorisedNGramBlock  # noqa: E402
 from fairseq_fast.decoding.ngram_blocker import block_repeated_ngrams  # noqa: E402
 
@@ -134,8 +134,7 @@ def main():
     report["ngram_blocker"] = blocker_benchmark()
     print(json.dumps(report["ngram_blocker"]), flush=True)
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(args.json, report)
     print_table(report)
 
 

@@ -26,7 +26,6 @@ model of a job on M machines x G devices written into the JSON's `model` section
 print_tables (docs/benchmarks.md).
 """
 import argparse
-import json
 import os
 import re
 import statistics
@@ -36,6 +35,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
+from benchmarks.harness import write_report  # noqa: E402
 
 SETTINGS = {"greedy": ["--beam", "1"], "beam5": ["--beam", "5"]}
 RANKS = (2, 4, 8, 16, 64)  # the straggler table's rank counts
@@ -391,8 +392,7 @@ def main():
     report["cost_by_length"] = cost_by_length(batches)
     report["model"] = model(report, plan_s, merge_rate(outputs["1 process"]))
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(args.json, report)
     print_tables(report)
 
 

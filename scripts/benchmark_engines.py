@@ -45,7 +45,7 @@ import fairseq_fast  # noqa: E402,F401  (the plugin's overrides, as --user-dir l
 import demo  # noqa: E402
 from benchmarks import ctranslate2_worker as ct2  # noqa: E402
 from benchmarks.harness import (FIXED, FunctionEngine, Result, interleave,  # noqa: E402
-                                run_module, summarize)
+                                run_module, summarize, write_report)
 from benchmark import (add_model_args, batches, decode_all, load_target,  # noqa: E402
                        stock_generator)
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
@@ -140,8 +140,7 @@ def main():
         report["settings"].append(row)
         print(json.dumps(row), flush=True)
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(args.json, report)
     print_table(report)
 
 

@@ -37,14 +37,15 @@ GPU busy for a fraction of one is bound by the host, not by the GPU.
 """
 import argparse
 import contextlib
-import json
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
 
 import benchmark_scale  # noqa: E402
+from benchmarks.harness import write_report  # noqa: E402
 from benchmark_scale import (DEFAULT, SPEC_ADAPTIVE, SPECULATIVE, build_generator,  # noqa: E402
                              fairseq_engine, measure, widened_target)
 
@@ -289,8 +290,7 @@ def main():
     for factor in (int(f) for f in args.factors.split(",")):
         for dtype in args.dtypes.split(","):
             report["cases"].append(run_case(factor, dtype, args))
-            with open(args.json, "w") as f:  # what is done so far survives a time limit
-                json.dump(report, f, indent=1)
+            write_report(args.json, report)  # what is done so far survives a time limit
     print_table(report)
 
 

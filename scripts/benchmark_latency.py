@@ -17,7 +17,6 @@ pool and torch's compete for the same cores and slow each other. Same sentences,
 run it with nothing else running.
 """
 import argparse
-import json
 import os
 import re
 import statistics
@@ -30,7 +29,7 @@ sys.path.insert(0, ROOT)
 
 from benchmarks import ctranslate2_worker as ct2  # noqa: E402
 from benchmarks.harness import (REVERSE, FunctionEngine, Result, interleave,  # noqa: E402
-                                run_module)
+                                run_module, write_report)
 
 OURS = "fairseq_fast speculative"
 
@@ -91,11 +90,10 @@ def main():
               f"{', '.join(f'{x:.2f}' for x in v)} |")
     print(f"fairseq_fast speculative / CTranslate2: {ratio:.2f}x "
           f"({'faster' if ratio >= 1 else 'slower'})")
-    os.makedirs(os.path.dirname(args.json), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump({"sentences": args.sentences, "ct2_threads": best,
-                   "ct2_threads_tried": args.ct2_threads, "ct2_runs_by_threads": by_threads,
-                   "runs": runs, "medians": medians, "ratio": ratio}, f, indent=1)
+    write_report(args.json, {"sentences": args.sentences, "ct2_threads": best,
+                             "ct2_threads_tried": args.ct2_threads,
+                             "ct2_runs_by_threads": by_threads, "runs": runs,
+                             "medians": medians, "ratio": ratio})
 
 
 if __name__ == "__main__":

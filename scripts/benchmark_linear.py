@@ -36,7 +36,7 @@ from fairseq.tasks import FairseqTask  # noqa: E402
 from benchmark import add_model_args, batches, decode_all, load_target  # noqa: E402
 from benchmark_defaults import gen_args  # noqa: E402
 from benchmarks.harness import (ROTATE_REST, FunctionEngine, Result,  # noqa: E402
-                                interleave, summarize)
+                                interleave, summarize, write_report)
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
 from fairseq_fast.kernels import small_gemm  # noqa: E402
 from fairseq_fast.kernels.packed_linear import onednn_available  # noqa: E402
@@ -160,8 +160,7 @@ def main():
         print(json.dumps(row), flush=True)
     report["kernels"] = kernels()
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(args.json, report)
     print_table(report)
 
 

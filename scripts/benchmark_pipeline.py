@@ -19,7 +19,6 @@ generation (GN vs G0).
 """
 import argparse
 import importlib.util
-import json
 import os
 import re
 import statistics
@@ -32,7 +31,8 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, ROOT)
 
 import demo  # noqa: E402
-from benchmarks.harness import FIXED, FunctionEngine, Result, interleave  # noqa: E402
+from benchmarks.harness import (FIXED, FunctionEngine, Result, interleave,  # noqa: E402
+                                write_report)
 
 SETTINGS = {"greedy": ["--beam", "1"], "beam5": ["--beam", "5"]}
 
@@ -148,8 +148,7 @@ def main():
               f"{w0 - wn:.2f}s; hidden {100 * row['hidden']:.0f}% of P; identical output "
               f"{row['identical_output']}", flush=True)
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(report, f, indent=1)
+    write_report(args.json, report)
 
 
 if __name__ == "__main__":
