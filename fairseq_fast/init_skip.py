@@ -23,15 +23,25 @@ What changes is the random state after loading: the skipped fills drew nothing. 
 and fairseq-interactive seed the generator before they load, so only a run that draws random
 numbers after loading could tell: sampling, and --retain-dropout. The skip is therefore on only
 in a command-line tool whose command line asks for neither (`allow`, called when it parses its
-command line), for a strict load of an unsharded checkpoint; the hub and other programs load as
-stock fairseq does. FAIRSEQ_FAST_OFF=skip_init switches it off (overrides.py).
+command line), for a strict load of an unsharded checkpoint. The hub and other programs load as
+stock fairseq does unless they ask: a load whose arg_overrides hold `skip_init` (the hub's
+keyword arguments are its arg_overrides) skips with True and never with False, whatever the
+command line; the key is taken out of the overrides fairseq applies.
+
+    hub = TransformerModel.from_pretrained(folder, "model.pt", ".", skip_init=True, ...)
+
+FAIRSEQ_FAST_OFF=skip_init switches the skip off (overrides.py): fairseq then loads as it does,
+and ignores a `skip_init` among the overrides as it ignores any name it does not know.
 """
 import inspect
 import logging
 import threading
+from typing import Optional
 
 import torch
 from torch.overrides import TorchFunctionMode
+
+from fairseq_fast.errors import UserError
 
 logger = logging.getLogger("fairseq_fast")
 
@@ -62,6 +72,7 @@ SHAPE_ONLY = frozenset([
 ])
 
 _allowed = [False]  # set by a command-line tool's parse (allow), never by importing the plugin
+HUB_KEY = "skip_init"  # a load's own choice, in its arg_overrides (the hub's keywords)
 _local = threading.local()  # .mode: the SkipRandomFills of the load this thread is running
 
 
@@ -166,6 +177,19 @@ def skipping_build(original):
     return build_model
 
 
+def _asked(call) -> Optional[bool]:
+    """The load's own `skip_init` (True, False) from its arg_overrides, taken out of them; None
+    where it has none."""
+    overrides = call.arguments.get("arg_overrides")
+    if not isinstance(overrides, dict) or HUB_KEY not in overrides:
+        return None
+    asked = overrides[HUB_KEY]
+    if not isinstance(asked, bool):
+        raise UserError(f"{HUB_KEY} takes True or False, not {asked!r}")
+    call.arguments["arg_overrides"] = {k: v for k, v in overrides.items() if k != HUB_KEY}
+    return asked
+
+
 def skipping_ensemble(original):
     """Wrap fairseq's checkpoint_utils.load_model_ensemble_and_task (see the module docstring)."""
     signature = inspect.signature(inspect.unwrap(original))
@@ -176,7 +200,11 @@ def skipping_ensemble(original):
         except TypeError:  # fairseq's own error message
             return original(*args, **kwargs)
         call.apply_defaults()
-        if (not _allowed[0] or getattr(_local, "mode", None) is not None
+        asked = _asked(call)
+        if asked is not None:  # the key is the plugin's: fairseq's overrides never see it
+            args, kwargs = call.args, call.kwargs
+        allowed = _allowed[0] if asked is None else asked
+        if (not allowed or getattr(_local, "mode", None) is not None
                 or not call.arguments["strict"] or call.arguments["num_shards"] != 1):
             return original(*args, **kwargs)
         state = torch.random.get_rng_state()

@@ -16,6 +16,9 @@ made once in --folder. Each run then loads it in a fresh process, as fairseq-gen
                                checkpoint checks, then fairseq's random initialisation
     plugin, skip_init          the plugin as fairseq-generate runs it without --sampling
                                (fairseq_fast/init_skip.py)
+    hub, skip_init=True        a program with the plugin imported, loading through the hub
+                               (fairseq.hub_utils.from_pretrained, which every hub class's
+                               from_pretrained calls) with skip_init=True
 
 side by side (benchmarks.harness.interleave, the order rotating between repeats; medians). Per
 engine: the load in seconds, x stock, and whether the loaded weights are stock's (a digest of
@@ -40,6 +43,7 @@ from benchmarks.harness import (ROTATE, FunctionEngine, Result, interleave,  # n
                                 summarize, write_report)
 
 STOCK, PLUGIN, SKIP = "stock fairseq", "plugin, fairseq's init", "plugin, skip_init"
+HUB = "hub, skip_init=True"
 BIN = os.path.dirname(sys.executable)
 
 
@@ -95,8 +99,14 @@ def worker(engine, path, folder, threads):
 
         init_skip._allowed[0] = engine == SKIP  # as fairseq-generate's parse sets it
     start = time.perf_counter()
-    models, _, _ = checkpoint_utils.load_model_ensemble_and_task(
-        [path], arg_overrides={"data": folder})
+    if engine == HUB:
+        from fairseq import hub_utils
+
+        models = hub_utils.from_pretrained(folder, os.path.basename(path), ".",
+                                           skip_init=True)["models"]
+    else:
+        models, _, _ = checkpoint_utils.load_model_ensemble_and_task(
+            [path], arg_overrides={"data": folder})
     seconds = time.perf_counter() - start
     digest = hashlib.sha1()
     for name, value in sorted(models[0].state_dict().items()):
@@ -196,13 +206,14 @@ def main():
     ap.add_argument("--folder", default=os.path.join(ROOT, "work", "load"),
                     help="where the checkpoint is made and kept")
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_load.json"))
-    ap.add_argument("--worker", choices=(STOCK, PLUGIN, SKIP), help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=(STOCK, PLUGIN, SKIP, HUB), help=argparse.SUPPRESS)
     ap.add_argument("--path", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker, args.path, args.folder, args.threads)
     path, parameters = make_checkpoint(args.arch, args.vocab, args.folder)
-    engines = [engine(name, path, args.folder, args.threads) for name in (STOCK, PLUGIN, SKIP)]
+    engines = [engine(name, path, args.folder, args.threads)
+               for name in (STOCK, PLUGIN, SKIP, HUB)]
     timings = interleave(engines, None, args.repeats, ROTATE, on_result=lambda r, n, res: print(
         f"[load] repeat {r}: {n} {res.seconds:.2f} s", flush=True))
     report = {"arch": args.arch, "vocab": args.vocab, "parameters": parameters,

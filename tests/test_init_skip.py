@@ -116,3 +116,45 @@ def test_importing_the_plugin_does_not_allow_it():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def hub_loaded_with_rng(allowed, monkeypatch, **keywords):
+    """(the hub's model, whether from_pretrained drew random numbers)"""
+    from fairseq.models.transformer import TransformerModel
+
+    monkeypatch.setattr(init_skip, "_allowed", [allowed])
+    torch.manual_seed(0)
+    before = torch.random.get_rng_state()
+    hub = TransformerModel.from_pretrained(EXAMPLE, "target.pt", ".", **keywords)
+    return hub.models[0], not torch.equal(before, torch.random.get_rng_state())
+
+
+def test_the_hub_skips_where_it_asks_and_gets_fairseqs_weights(monkeypatch):
+    stock, drew = hub_loaded_with_rng(False, monkeypatch)
+    assert drew  # the hub loads as fairseq does unless it asks
+    skipped, drew = hub_loaded_with_rng(False, monkeypatch, skip_init=True)
+    assert not drew
+    assert same_weights(stock, skipped)
+    _, drew = hub_loaded_with_rng(True, monkeypatch, skip_init=False)
+    assert drew  # its own False wins over the command line's permission
+
+
+def test_the_hubs_skip_init_takes_a_bool(monkeypatch):
+    from fairseq_fast.errors import UserError
+
+    with pytest.raises(UserError, match=r"skip_init takes True or False, not 'yes'"):
+        hub_loaded_with_rng(False, monkeypatch, skip_init="yes")
+
+
+def test_with_the_skip_switched_off_fairseq_ignores_the_hubs_skip_init():
+    import subprocess
+    import sys
+
+    code = ("import torch, fairseq_fast; from fairseq.models.transformer import TransformerModel"
+            "; torch.manual_seed(0); s = torch.random.get_rng_state()"
+            f"; TransformerModel.from_pretrained({EXAMPLE!r}, 'target.pt', '.', skip_init=True)"
+            "; print(not torch.equal(s, torch.random.get_rng_state()))")
+    env = {**os.environ, "FAIRSEQ_FAST_OFF": "skip_init"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env=env, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "True"  # fairseq's load: it drew
