@@ -145,21 +145,24 @@ def layer_sweep(label, path, data, langs, split, n, args):
     return rows
 
 
-def pass_ms(backend, encoder_out, context, rows, width, repeats):
-    """Median milliseconds of backend.forward over `width` inputs per row for `rows` rows,
-    after the context [1, C] in every row (rolled back after each pass)."""
+def pass_ms(backend, encoder_out, context, rows, widths, repeats):
+    """Median milliseconds of backend.forward over each of `widths` inputs per row, for `rows`
+    rows after the context [1, C] in every row (rolled back after each pass); the widths take
+    turns within each repeat: {width: ms}."""
     import torch
 
     state = backend.init_state(encoder_out, rows, 64)
     backend.forward(state, context.expand(rows, -1))
-    feed = context[:, :width].expand(rows, -1).contiguous()
-    times = []
+    after = torch.full((rows,), context.size(1))
+    feeds = {w: context[:, :w].expand(rows, -1).contiguous() for w in widths}
+    times = {w: [] for w in widths}
     for _ in range(repeats):
-        start = time.perf_counter()
-        backend.forward(state, feed)
-        times.append(time.perf_counter() - start)
-        backend.rollback(state, torch.full((rows,), context.size(1)))
-    return round(1e3 * statistics.median(times), 4)
+        for w, feed in feeds.items():
+            start = time.perf_counter()
+            backend.forward(state, feed)
+            times[w].append(time.perf_counter() - start)
+            backend.rollback(state, after)
+    return {w: round(1e3 * statistics.median(t), 4) for w, t in times.items()}
 
 
 def timed_models(path, data, langs, split, k=None, rows=1):
@@ -194,9 +197,8 @@ def reuse_bound(label, path, data, langs, split, k=None, repeats=200):
            "depth": len(model.decoder.layers)}
     with torch.no_grad():  # as the generators run
         for name, backend in (("target", spec.target), ("draft", spec.proposer.backend)):
-            for width in (1, 5):
-                out[f"{name}_{width}_ms"] = pass_ms(backend, encoder_out, context, 1, width,
-                                                    repeats)
+            for width, ms in pass_ms(backend, encoder_out, context, 1, (1, 5), repeats).items():
+                out[f"{name}_{width}_ms"] = ms
     out["setting"] = label
     out["saving_share_of_verify"] = round(
         (out["draft_5_ms"] - out["draft_1_ms"]) / out["target_5_ms"], 4)
@@ -212,8 +214,7 @@ def pass_widths(label, path, data, langs, split, widths=(1, 2, 3, 5), repeats=10
     for batch in (1, 8):
         _, spec, encoder_out, context = timed_models(path, data, langs, split, rows=batch)
         with torch.no_grad():
-            ms = {w: pass_ms(spec.target, encoder_out, context, batch, w, repeats)
-                  for w in widths}
+            ms = pass_ms(spec.target, encoder_out, context, batch, widths, repeats)
             rows.append({"setting": label, "batch_size": batch,
                          "ms": {str(w): v for w, v in ms.items()}})
     return rows
