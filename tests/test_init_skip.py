@@ -130,13 +130,11 @@ def hub_loaded_with_rng(allowed, monkeypatch, **keywords):
 
 
 def test_the_hub_skips_where_it_asks_and_gets_fairseqs_weights(monkeypatch):
-    stock, drew = hub_loaded_with_rng(False, monkeypatch)
-    assert drew  # the hub loads as fairseq does unless it asks
+    stock, drew = hub_loaded_with_rng(True, monkeypatch, skip_init=False)
+    assert drew  # its own False wins over the command line's permission: fairseq's load
     skipped, drew = hub_loaded_with_rng(False, monkeypatch, skip_init=True)
-    assert not drew
+    assert not drew  # its own True wins where nothing allowed it
     assert same_weights(stock, skipped)
-    _, drew = hub_loaded_with_rng(True, monkeypatch, skip_init=False)
-    assert drew  # its own False wins over the command line's permission
 
 
 def test_the_hubs_skip_init_takes_a_bool(monkeypatch):
