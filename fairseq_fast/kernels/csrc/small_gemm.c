@@ -92,17 +92,19 @@ typedef __m256 vec;
 /* Software prefetch into L2, PF k-steps ahead. A block read by one row group streams from
  * memory: with 5 or 6 rows the FMAs fill the out-of-order window and the hardware prefetcher
  * alone keeps too few lines in flight (a memory-bound weight then takes clearly longer for 5
- * rows than for 1; with this, about as long); 1 to 4 rows keep the hardware prefetcher's stream
- * alone, which is faster there (with the software prefetch a 4-row group is slower than a 6-row
- * one). The distance is not a power of two times 4 KB: 4, 16 or 32 KB ahead (16, 64, 128
- * k-steps of float32) slows a 6-row call of a large weight where 12 KB does not (nor 5, 6, 10,
- * 20, 24 or 28 KB: likely the prefetched line and the one being loaded fall in the same cache
- * set at a power-of-two distance). A block read by several row groups is read chunk by chunk
- * (below): then the groups share the prefetching of the next chunk (group i of n takes every
- * n-th k-step), so that memory streams while any of them computes, not only while the first
- * does. */
+ * rows than for 1; with this, about as long). Below that it depends on the CPU (pf_min_rows):
+ * on AMD's, 1 to 4 rows keep the hardware prefetcher's stream alone, which is faster there
+ * (with the software prefetch a 4-row group is slower than a 6-row one); on Intel's, 2 to 4
+ * rows without it take longer than 5 with it, and clearly longer than 2 to 4 with it. One row
+ * streams alone on both. The distance is not a power of two times 4 KB: 4, 16 or 32 KB ahead
+ * (16, 64, 128 k-steps of float32) slows a 6-row call of a large weight where 12 KB does not
+ * (nor 5, 6, 10, 20, 24 or 28 KB: likely the prefetched line and the one being loaded fall in
+ * the same cache set at a power-of-two distance). A block read by several row groups is read
+ * chunk by chunk (below): then the groups share the prefetching of the next chunk (group i of n
+ * takes every n-th k-step), so that memory streams while any of them computes, not only while
+ * the first does. */
 #define PF_K 48 /* k-steps ahead for a block streamed once (12 KB of float32 at AVX-512) */
-#define PF_MIN_ROWS (ROWS == 6 ? 5 : 2) /* the fewest rows a group streamed once prefetches */
+#define PF_MIN_ROWS pf_min_rows() /* the fewest rows a group streamed once prefetches */
 #define KC 128 /* k-steps per chunk: 32 KB of float32 weights, within L1 */
 #define PREFETCH(wk, WTYPE, pf)                                                                \
   do {                                                                                         \
@@ -110,6 +112,23 @@ typedef __m256 vec;
     for (int l = 0; l < (int)(BLOCK * sizeof(WTYPE)); l += 64)                                 \
       __builtin_prefetch(at + l, 0, 2); /* into L2 (prefetcht1 on x86) */                      \
   } while (0)
+
+/* PF_MIN_ROWS: 2 with 3-row groups (AVX2) and 2-row ones (generic); with 6-row groups
+ * (AVX-512), 2 on an Intel CPU and 5 elsewhere (above). Read once. */
+static int pf_min_rows(void) {
+#if ROWS == 6 && (defined(__x86_64__) || defined(__i386__))
+  static int rows = 0; /* threads may race to set it: each sets the same value */
+  int r = __atomic_load_n(&rows, __ATOMIC_RELAXED);
+  if (!r) {
+    __builtin_cpu_init();
+    r = __builtin_cpu_is("intel") ? 2 : 5;
+    __atomic_store_n(&rows, r, __ATOMIC_RELAXED);
+  }
+  return r;
+#else
+  return 2;
+#endif
+}
 
 int sg_block(void) { return BLOCK; }
 
