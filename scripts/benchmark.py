@@ -290,7 +290,6 @@ def main():
         report["settings"].append(row)
         print(json.dumps(row), flush=True)
     print(json.dumps({k2: v for k2, v in report.items() if k2 != "settings"}, indent=1))
-    os.makedirs(os.path.dirname(args.json), exist_ok=True)
     write_report(args.json, report)
     print_table(report)
 

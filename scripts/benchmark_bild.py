@@ -160,7 +160,6 @@ def main():
               "stock_seconds_bs1": stock_bs1, "stock_seconds_bs8": stock_bs8,
               "sweep": rows, "side_by_side": side,
               "best_within_half_bleu": best and {k: best[k] for k in ("fallback", "rollback")}}
-    os.makedirs(os.path.dirname(args.json), exist_ok=True)
     write_report(args.json, report)
     os.makedirs(os.path.dirname(args.png), exist_ok=True)
     plot(report, args.png)

@@ -133,7 +133,6 @@ def main():
         print(json.dumps(row), flush=True)
     report["ngram_blocker"] = blocker_benchmark()
     print(json.dumps(report["ngram_blocker"]), flush=True)
-    os.makedirs(os.path.dirname(args.json), exist_ok=True)
     write_report(args.json, report)
     print_table(report)
 

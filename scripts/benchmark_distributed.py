@@ -391,7 +391,6 @@ def main():
     report["straggler"] = straggler_table(batches)
     report["cost_by_length"] = cost_by_length(batches)
     report["model"] = model(report, plan_s, merge_rate(outputs["1 process"]))
-    os.makedirs(os.path.dirname(args.json), exist_ok=True)
     write_report(args.json, report)
     print_tables(report)
 

@@ -139,7 +139,6 @@ def main():
         ct2.fold_thread_counts(row["engines"], "CTranslate2", ct2_threads)
         report["settings"].append(row)
         print(json.dumps(row), flush=True)
-    os.makedirs(os.path.dirname(args.json), exist_ok=True)
     write_report(args.json, report)
     print_table(report)
 

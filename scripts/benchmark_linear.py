@@ -159,7 +159,6 @@ def main():
         report["settings"].append(row)
         print(json.dumps(row), flush=True)
     report["kernels"] = kernels()
-    os.makedirs(os.path.dirname(args.json), exist_ok=True)
     write_report(args.json, report)
     print_table(report)
 

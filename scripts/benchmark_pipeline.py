@@ -147,7 +147,6 @@ def main():
               f"{args.workers} workers: wall {wn:.2f}s (generation {gn:.2f}s); wall saved "
               f"{w0 - wn:.2f}s; hidden {100 * row['hidden']:.0f}% of P; identical output "
               f"{row['identical_output']}", flush=True)
-    os.makedirs(os.path.dirname(args.json), exist_ok=True)
     write_report(args.json, report)
 
 
