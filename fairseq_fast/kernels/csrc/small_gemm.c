@@ -94,9 +94,10 @@ typedef __m256 vec;
  * alone keeps too few lines in flight (a memory-bound weight then takes clearly longer for 5
  * rows than for 1; with this, about as long). Below that it depends on the CPU (pf_min_rows):
  * on AMD's, 1 to 4 rows keep the hardware prefetcher's stream alone, which is faster there
- * (with the software prefetch a 4-row group is slower than a 6-row one); on Intel's, 2 to 4
- * rows without it take longer than 5 with it, and clearly longer than 2 to 4 with it. One row
- * streams alone on both. The distance is not a power of two times 4 KB: 4, 16 or 32 KB ahead
+ * (with the software prefetch a 4-row group is slower than a 6-row one); on Intel's, every
+ * group prefetches: 2 to 4 rows without it take longer than 5 with it, and one row streaming a
+ * float16 weight (a batch-1 step of a checkpoint stored in half precision) reads it clearly
+ * slower than its float32 copy, which it halves, without. The distance is not a power of two times 4 KB: 4, 16 or 32 KB ahead
  * (16, 64, 128 k-steps of float32) slows a 6-row call of a large weight where 12 KB does not
  * (nor 5, 6, 10, 20, 24 or 28 KB: likely the prefetched line and the one being loaded fall in
  * the same cache set at a power-of-two distance). A block read by several row groups is read
@@ -114,14 +115,14 @@ typedef __m256 vec;
   } while (0)
 
 /* PF_MIN_ROWS: 2 with 3-row groups (AVX2) and 2-row ones (generic); with 6-row groups
- * (AVX-512), 2 on an Intel CPU and 5 elsewhere (above). Read once. */
+ * (AVX-512), 1 on an Intel CPU and 5 elsewhere (above). Read once. */
 static int pf_min_rows(void) {
 #if ROWS == 6 && (defined(__x86_64__) || defined(__i386__))
   static int rows = 0; /* threads may race to set it: each sets the same value */
   int r = __atomic_load_n(&rows, __ATOMIC_RELAXED);
   if (!r) {
     __builtin_cpu_init();
-    r = __builtin_cpu_is("intel") ? 2 : 5;
+    r = __builtin_cpu_is("intel") ? 1 : 5;
     __atomic_store_n(&rows, r, __ATOMIC_RELAXED);
   }
   return r;
