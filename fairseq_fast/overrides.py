@@ -114,6 +114,10 @@ from fairseq_fast.errors import UserError
 logger = logging.getLogger("fairseq_fast")
 OFF_ENV = "FAIRSEQ_FAST_OFF"
 applied = {}
+# Tasks with a build_generator of their own that --generator speculative and bild still serve:
+# translation_multi_simple_epoch (M2M-100, NLLB) only names its target language token, to be
+# left out of the output, and then builds fairseq's generator through ours.
+DRAFT_TASKS = ("translation_multi_simple_epoch",)
 
 
 def _off(name: str) -> bool:
@@ -163,7 +167,7 @@ def _parse_args_and_arch(original):
 
                 task_cls = TASK_REGISTRY.get(getattr(parsed, "task", None))
                 if task_cls is not None and task_cls.build_generator is not \
-                        FairseqTask.build_generator:
+                        FairseqTask.build_generator and parsed.task not in DRAFT_TASKS:
                     raise UserError(f"--generator {cfg.generator} is not supported for task "
                                     f"{parsed.task} (it builds its own generator)")
         return parsed
@@ -182,7 +186,7 @@ def _build_generator(original):
         if cfg.generator != "default" and seq_gen_cls is None:
             options.check_generation_args(args, cfg, extra_gen_cls_kwargs,
                                           prefix_allowed_tokens_fn)
-            generator = build_draft_generator(self, models, args, cfg)
+            generator = build_draft_generator(self, models, args, cfg, extra_gen_cls_kwargs)
             if generator is not None:
                 return generator
         if seq_gen_cls is None and not _off("fast_defaults"):
@@ -213,7 +217,7 @@ def fast_default_generator(args, cfg, extra_gen_cls_kwargs):
     return FastSequenceGenerator, extra
 
 
-def build_draft_generator(task, models, args, cfg):
+def build_draft_generator(task, models, args, cfg, extra_gen_cls_kwargs=None):
     """SpeculativeSequenceGenerator or BiLDSequenceGenerator, with the draft loaded (once); None
     (logged once) where model_gate.py refuses the target or the draft: the caller then builds the
     default generator, which gives stock's output for the target."""
@@ -243,7 +247,9 @@ def build_draft_generator(task, models, args, cfg):
         no_repeat_ngram_size=g("no_repeat_ngram_size", 0),
         kernels=not cfg.no_fast_linear,
         shared_encoder=None if draft is None else shares_encoder(models[0], draft),
-        draft_method=cfg.draft_method, draft_layers=int(cfg.draft_layers))
+        draft_method=cfg.draft_method, draft_layers=int(cfg.draft_layers),
+        symbols_to_strip_from_output=(extra_gen_cls_kwargs or {}).get(
+            "symbols_to_strip_from_output"))
     if cfg.generator == "bild":
         generator = BiLDSequenceGenerator(
             models, task.target_dictionary, small_model=draft,

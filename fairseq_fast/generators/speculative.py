@@ -103,6 +103,7 @@ class SpeculativeSequenceGenerator(nn.Module):
                  stop_rule: Optional[StopRule] = None, stats: Optional[SpecStats] = None,
                  shared_encoder: Optional[bool] = None, draft_method: str = "model",
                  ngram_min: int = 1, ngram_max: int = 3, draft_layers: int = 0,
+                 symbols_to_strip_from_output: Optional[set] = None,
                  name: str = "speculative decoding"):
         super().__init__()
         models = list(models)
@@ -124,6 +125,9 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.tgt_dict = tgt_dict
         self.pad, self.unk = tgt_dict.pad(), tgt_dict.unk()
         self.eos = tgt_dict.eos() if eos is None else eos
+        # what fairseq-generate and -interactive leave out of the text, as SequenceGenerator
+        # has it (a task's language tokens, and </s>)
+        self.symbols_to_strip_from_output = set(symbols_to_strip_from_output or ()) | {self.eos}
         self.schedule = FixedDraftLength(draft_len)
         if adaptive_draft_len:  # one per model pair and setting, shared by its generators
             param = next(self.model.parameters())

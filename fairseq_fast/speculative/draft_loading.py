@@ -60,6 +60,14 @@ def _check_dictionary(task, draft_path, draft_cfg):
         logger.warning("no dictionary file found beside draft %s; checking sizes only", draft_path)
         return
     theirs = Dictionary.load(path)
+    if getattr(task, "data_manager", None) is not None and hasattr(task, "langs"):
+        # the multilingual task appends its language tokens to the file's symbols
+        from fairseq.data.multilingual.multilingual_utils import augment_dictionary
+
+        augment_dictionary(dictionary=theirs, language_list=task.langs,
+                           lang_tok_style=task.args.lang_tok_style,
+                           langtoks_specs=task.args.langtoks_specs,
+                           extra_data=task.args.extra_data)
     ours = task.target_dictionary
     diff = first_difference(theirs, ours)
     if diff is not None:
