@@ -48,6 +48,9 @@ def _s(*args):
 
 
 SUITES = (
+    Suite("shapes", "benchmark_shapes.py", (),
+          _s("--tiny", "--repeats", 1, "--bandwidth-mib", 256, "--folder",
+             os.path.join(ROOT, "work", "shapes-tiny"))),
     Suite("engines", "benchmark_engines.py", _s("--sentences", 60),
           _s("--sentences", 24, "--repeats", 1), ct2_threads=True),
     Suite("speculative", "benchmark.py", _s("--sentences", 60),
