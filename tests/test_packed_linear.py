@@ -127,6 +127,41 @@ def test_packed_layout_is_blocks_of_outputs_k_major_zero_padded(values):
         assert torch.equal(rows[:200], w) and not rows[200:].any()
 
 
+def _runnable_levels():
+    lib = loader.library()
+    return [] if lib is None else loader.runnable_levels(lib)
+
+
+@needs_kernel
+@pytest.mark.parametrize("level", _runnable_levels())
+def test_packing_scans_and_lays_out_weights_alike_at_every_level(level):
+    """The C packing at each level this CPU runs: the scan's flags (every value a float16
+    number: zeros, infinities, subnormal float16 numbers, the largest one; not a NaN, a value
+    between float16 numbers, one above the largest; every value finite) for lengths that are
+    not a multiple of a vector, and the blocks it writes (float16 and float32, a last partial
+    block) are the layout pack() documents."""
+    scan = loader.variant("sg_scan", level)
+    tiny, big = 2.0 ** -24, 65504.0
+    for value, exact, finite in [(0.5, 1, 1), (-0.0, 1, 1), (3 * tiny, 1, 1), (big, 1, 1),
+                                 (-big, 1, 1), (float("inf"), 1, 0), (float("-inf"), 1, 0),
+                                 (tiny / 2, 0, 1), (1.0 + 2.0 ** -11, 0, 1), (65520.0, 0, 1),
+                                 (1e-30, 0, 1), (float("nan"), 0, 0)]:
+        for n, at in ((37, 36), (37, 0), (16, 5), (100000, 99999)):
+            w = torch.full((n,), 0.25)
+            w[at] = value
+            assert scan(w.data_ptr(), n, 2) == exact | finite << 1, (value, n, at)
+    block = loader.variant("sg_block", level)()
+    g = torch.Generator().manual_seed(5)
+    w = torch.randn(200, 96, generator=g).half().float()
+    w[3, 4], w[150, 95], w[199, 0] = 3 * tiny, float("inf"), -big
+    blocks = -(-200 // block)
+    for name, dtype in (("sg_pack_f16", torch.float16), ("sg_pack_f32", torch.float32)):
+        data = torch.full((blocks, 96, block), 7.0, dtype=dtype)
+        loader.variant(name, level)(w.data_ptr(), 200, 96, data.data_ptr(), 2)
+        rows = data.float().transpose(1, 2).reshape(-1, 96)
+        assert torch.equal(rows[:200], w) and not rows[200:].any(), name
+
+
 @pytest.mark.parametrize("kernel", [True, False])
 def test_routes(kernel):
     """The rule, with and without the kernel: sizes and rows decide; float64, half, gradients

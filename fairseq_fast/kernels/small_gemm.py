@@ -58,8 +58,8 @@ class Packed:
 
     @property
     def finite(self) -> bool:
-        """Whether every weight is finite (checked on first use, once per packing: a weight
-        changed in place is packed again)."""
+        """Whether every weight is finite (from the packing's scan, or checked on first use:
+        once per packing; a weight changed in place is packed again)."""
         if self._finite is None:
             self._finite = bool(torch.isfinite(self.data).all())
         return self._finite
@@ -85,9 +85,18 @@ def pack(weight: Tensor, level: Optional[str] = None) -> Packed:
     level = loader.level() if level is None else level
     block = loader.variant("sg_block", level)()
     w = weight.detach()
-    half = level != "generic" and _float16_values(w)  # (no F16C there)
     out, inp = w.shape
     blocks, whole = -(-out // block), out // block
+    scan, threads = loader.variant("sg_scan", level), torch.get_num_threads()
+    if scan is not None and w.dtype == torch.float32 and w.is_contiguous():
+        # in C, in the call's threads: a scan (float16 numbers? finite?), then the blocks
+        flags = scan(w.data_ptr(), w.numel(), threads)
+        half = level != "generic" and bool(flags & 1)  # (no F16C there)
+        data = huge_pages.empty((blocks, inp, block), torch.float16 if half else torch.float32)
+        fill = loader.variant("sg_pack_f16" if half else "sg_pack_f32", level)
+        fill(w.data_ptr(), out, inp, data.data_ptr(), threads)
+        return Packed(data, out, inp, _finite=bool(flags & 2))
+    half = level != "generic" and _float16_values(w)  # (no F16C there)
     # streamed once a step: 2 MiB pages. Filled block by block from w, converting on the way,
     # with no weight-sized temporary: freed, those stay in the C allocator's free lists and in
     # the process's resident memory, one for each weight packed.

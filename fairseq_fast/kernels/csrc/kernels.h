@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define FF_ABI_VERSION 8
+#define FF_ABI_VERSION 9
 
 /* Constants Python uses too: kernels/loader.py reads each `#define FF_<NAME> <integer>` of this
  * file into loader.CONSTANTS["<NAME>"], so that neither side copies the other's by hand. */
@@ -35,6 +35,12 @@ int64_t ff_struct_size(const char *name);
 
 /* small_gemm.c: y = x W^T (+ bias) (+ res) (relu), W packed in blocks of sg_block() outputs */
 int sg_block(void);
+/* w [n] float32: bit 0 set where every value is a float16 number, bit 1 where every one is
+ * finite; w [N, K] packed into p (blocks of sg_block() outputs, k-major, zeros past N), as
+ * float32 or as float16 (every value a float16 number) */
+int sg_scan(const float *w, int64_t n, int threads);
+void sg_pack_f32(const float *w, int64_t N, int64_t K, float *p, int threads);
+void sg_pack_f16(const float *w, int64_t N, int64_t K, uint16_t *p, int threads);
 void sg_linear_f32(const float *x, int64_t R, int64_t K, const float *p, const float *bias,
                    float *y, int64_t N, const float *res, int relu, int threads);
 void sg_linear_f16(const float *x, int64_t R, int64_t K, const uint16_t *p, const float *bias,

@@ -26,6 +26,7 @@
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels.h"
 
@@ -132,6 +133,121 @@ static int pf_min_rows(void) {
 }
 
 int sg_block(void) { return BLOCK; }
+
+/* -- packing -----------------------------------------------------------------------------------
+ * Once per weight, in the threads of the call: a scan (is every value a float16 number, is
+ * every value finite), then the blocks written k-major. Bit tests, the same at every level. */
+
+/* whether v is a float16 number: ±0, ±inf, or finite with no bits float16 would drop (NaN is
+ * not: its float16 copy does not compare equal) */
+static inline int f16_exact(float v) {
+  uint32_t x;
+  memcpy(&x, &v, sizeof x);
+  const uint32_t a = x & 0x7fffffffu;
+  if (a == 0 || a == 0x7f800000u) return 1;
+  const int e = (int)(a >> 23) - 127;
+  if (e > 15 || e < -24) return 0; /* too large (NaN too), or below float16's smallest */
+  const int drop = e >= -14 ? 13 : -1 - e; /* normal, or subnormal in float16 */
+  return (a & ((1u << drop) - 1u)) == 0;
+}
+
+/* the float16 bits of v, a float16 number */
+static inline uint16_t f16_bits(float v) {
+  uint32_t x;
+  memcpy(&x, &v, sizeof x);
+  const uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  const uint32_t a = x & 0x7fffffffu;
+  if (a == 0) return sign;
+  if (a == 0x7f800000u) return sign | 0x7c00u;
+  const int e = (int)(a >> 23) - 127;
+  const uint32_t m = a & 0x7fffffu;
+  if (e >= -14) return sign | (uint16_t)((e + 15) << 10) | (uint16_t)(m >> 13);
+  return sign | (uint16_t)((m | 0x800000u) >> (-1 - e));
+}
+
+/* per vector of LANES values: masks of those that are float16 numbers and of the finite ones
+ * (the hardware's float16 round trip compares equal exactly for float16 numbers; NaN never) */
+#if defined(__AVX512F__) && !defined(FF_GENERIC)
+#define SCAN_VEC(p, exact, finite)                                                             \
+  do {                                                                                         \
+    const __m512 v_ = _mm512_loadu_ps(p);                                                      \
+    const __m512 back_ = _mm512_cvtph_ps(                                                      \
+        _mm512_cvtps_ph(v_, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));                   \
+    exact &= _mm512_cmp_ps_mask(v_, back_, _CMP_EQ_OQ) == 0xffff;                              \
+    finite &= _mm512_cmp_ps_mask(_mm512_abs_ps(v_), _mm512_set1_ps(INFINITY), _CMP_LT_OQ) ==   \
+              0xffff;                                                                          \
+  } while (0)
+/* 16 outputs' values at one k: rows[j * K] for j < n (n <= 16), zeros past n */
+#define GATHER16(rows, K, n)                                                                   \
+  _mm512_mask_i32gather_ps(_mm512_setzero_ps(), (__mmask16)((1u << (n)) - 1u),                 \
+                           _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, \
+                                                               6, 5, 4, 3, 2, 1, 0),          \
+                                              _mm512_set1_epi32((int)(K))),                    \
+                           rows, 4)
+#endif
+
+static void thread_range(int64_t units, int64_t *u0, int64_t *u1);
+
+int sg_scan(const float *w, int64_t n, int threads) {
+  int exact = 1, finite = 1;
+#pragma omp parallel num_threads(threads) reduction(& : exact, finite) if (threads > 1 && n > (1 << 16))
+  {
+    int64_t i0, i1;
+    thread_range(n, &i0, &i1);
+    int64_t i = i0;
+#ifdef SCAN_VEC
+    for (; i + LANES <= i1; i += LANES) SCAN_VEC(w + i, exact, finite);
+#endif
+    for (; i < i1; i++) {
+      exact &= f16_exact(w[i]);
+      finite &= isfinite(w[i]) != 0;
+    }
+  }
+  return exact | (finite << 1);
+}
+
+/* p[b][k][j] = w[b * BLOCK + j][k] (0 past N). Generic: k in tiles so that the BLOCK rows read
+ * stay in L1; AVX-512: 16 outputs at a time by a gather, stored whole. */
+#define PACK_KT 16
+#ifdef GATHER16
+#define DEFINE_PACK(NAME, PTYPE, CONVERT, STORE16)                                             \
+  void NAME(const float *w, int64_t N, int64_t K, PTYPE *p, int threads) {                     \
+    const int64_t blocks = (N + BLOCK - 1) / BLOCK;                                            \
+    _Pragma("omp parallel for num_threads(threads) schedule(static) if (threads > 1)")         \
+    for (int64_t b = 0; b < blocks; b++)                                                       \
+      for (int64_t j0 = 0; j0 < BLOCK; j0 += 16) {                                             \
+        const int64_t o0 = b * BLOCK + j0;                                                     \
+        const int n = N - o0 >= 16 ? 16 : (N > o0 ? (int)(N - o0) : 0);                        \
+        for (int64_t k = 0; k < K; k++) {                                                      \
+          const __m512 v = n ? GATHER16(w + o0 * K + k, K, n) : _mm512_setzero_ps();          \
+          STORE16(p + (b * K + k) * BLOCK + j0, v);                                            \
+        }                                                                                      \
+      }                                                                                        \
+  }
+#define STORE16_F32(q, v) _mm512_storeu_ps(q, v)
+#define STORE16_F16(q, v)                                                                      \
+  _mm256_storeu_si256((__m256i *)(q),                                                          \
+                      _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
+#else
+#define DEFINE_PACK(NAME, PTYPE, CONVERT, STORE16)                                             \
+  void NAME(const float *w, int64_t N, int64_t K, PTYPE *p, int threads) {                     \
+    const int64_t blocks = (N + BLOCK - 1) / BLOCK;                                            \
+    _Pragma("omp parallel for num_threads(threads) schedule(static) if (threads > 1)")         \
+    for (int64_t b = 0; b < blocks; b++)                                                       \
+      for (int64_t k0 = 0; k0 < K; k0 += PACK_KT)                                              \
+        for (int64_t k = k0; k < (k0 + PACK_KT < K ? k0 + PACK_KT : K); k++) {                 \
+          PTYPE *dst = p + (b * K + k) * BLOCK;                                                \
+          for (int64_t j = 0; j < BLOCK; j++) {                                                \
+            const int64_t o = b * BLOCK + j;                                                   \
+            const float v = o < N ? w[o * K + k] : 0.0f;                                       \
+            dst[j] = CONVERT(v);                                                               \
+          }                                                                                    \
+        }                                                                                      \
+  }
+#endif
+#define AS_F32(v) (v)
+DEFINE_PACK(sg_pack_f32, float, AS_F32, STORE16_F32)
+DEFINE_PACK(sg_pack_f16, uint16_t, f16_bits, STORE16_F16)
 
 /* The epilogue of one row's accumulators for block outputs o0 .. o0 + BLOCK - 1 (fewer in the
  * last block): + bias, + residual res[o], relu, stored in y[o]. */
