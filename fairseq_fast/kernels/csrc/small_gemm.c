@@ -98,8 +98,9 @@ typedef __m256 vec;
  * (with the software prefetch a 4-row group is slower than a 6-row one); on Intel's, every
  * group prefetches: 2 to 4 rows without it take longer than 5 with it, and one row streaming a
  * float16 weight (a batch-1 step of a checkpoint stored in half precision) reads it clearly
- * slower than its float32 copy, which it halves, without. The distance is not a power of two times 4 KB: 4, 16 or 32 KB ahead
- * (16, 64, 128 k-steps of float32) slows a 6-row call of a large weight where 12 KB does not
+ * slower than its float32 copy, which it halves, without. The distance is not a power of two
+ * times 4 KB: 4, 16 or 32 KB ahead (16, 64, 128 k-steps of float32) slows a 6-row call of a
+ * large weight where 12 KB does not
  * (nor 5, 6, 10, 20, 24 or 28 KB: likely the prefetched line and the one being loaded fall in
  * the same cache set at a power-of-two distance). A block read by several row groups is read
  * chunk by chunk (below): then the groups share the prefetching of the next chunk (group i of n
@@ -136,7 +137,7 @@ int sg_block(void) { return BLOCK; }
 
 /* -- packing -----------------------------------------------------------------------------------
  * Once per weight, in the threads of the call: a scan (is every value a float16 number, is
- * every value finite), then the blocks written k-major. Bit tests, the same at every level. */
+ * every value finite), then the blocks written k-major. The same results at every level. */
 
 /* whether v is a float16 number: ±0, ±inf, or finite with no bits float16 would drop (NaN is
  * not: its float16 copy does not compare equal) */
@@ -190,7 +191,8 @@ static void thread_range(int64_t units, int64_t *u0, int64_t *u1);
 
 int sg_scan(const float *w, int64_t n, int threads) {
   int exact = 1, finite = 1;
-#pragma omp parallel num_threads(threads) reduction(& : exact, finite) if (threads > 1 && n > (1 << 16))
+#pragma omp parallel num_threads(threads) reduction(& : exact, finite) \
+    if (threads > 1 && n > (1 << 16))
   {
     int64_t i0, i1;
     thread_range(n, &i0, &i1);
