@@ -3,9 +3,10 @@ benchmarks wrote (benchmarks/suites.py declares them; scripts/report.py runs the
 this module).
 
 The file's shape: a header (the machine, the versions, the dates), the summary a user reads
-first (the README's headline table), one section per benchmark of what users get, then an
-appendix of diagnostics: the benchmarks that say where the time goes or what each part adds,
-and the diagnostic lines of a benchmark whose script prints them apart (`print_diagnostics`).
+first (the features against stock fairseq on the demo pair), one section per benchmark of what
+users get, then an appendix of diagnostics: the benchmarks that say where the time goes or what
+each part adds, and the diagnostic lines of a benchmark whose script prints them apart
+(`print_diagnostics`). The README's first table comes from the model-shapes benchmark.
 A rerun of some benchmarks keeps the other sections as the file had them.
 """
 import contextlib
@@ -24,10 +25,10 @@ from benchmarks.suites import APPENDIX, HEADLINE_NEEDS, KEPT, SCRIPTS, SUITES, f
 
 MARKDOWN = os.path.join(ROOT, "docs", "benchmarks.md")
 README = os.path.join(ROOT, "README.md")
-FIGURES_START, FIGURES_END = "<!-- figures:start -->", "<!-- figures:end -->"
 DRAFT_START, DRAFT_END = "<!-- draft:start -->", "<!-- draft:end -->"
 DRAFT_LM_START, DRAFT_LM_END = "<!-- draftlm:start -->", "<!-- draftlm:end -->"
 DRAFT_FREE_START, DRAFT_FREE_END = "<!-- draftfree:start -->", "<!-- draftfree:end -->"
+SHAPES_START, SHAPES_END = "<!-- shapes:start -->", "<!-- shapes:end -->"
 
 
 def load(out, suffix=".json", suites=SUITES):
@@ -331,15 +332,13 @@ def header_environment(header):
 
 
 def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None, header=None,
-             suites=SUITES, summary=None):
+             suites=SUITES):
     """The whole of docs/benchmarks.md for the JSONs in `report` ({name: JSON}) and the
     environments recorded when they ran ({name: env}); png: the summary plot, plots: {name:
     its benchmark's plot}, as paths (made relative to the file); kept: {key: its section as the
     file had it} (sections()), for what this run does not renew. header: the file's header as
     it was (header_of), kept as it is when sections are kept (a partial run), so that it keeps
-    naming the full run's machine and dates; the new sections say how theirs differ. summary:
-    the summary's text where neither this run nor the file has one (the README's headline table,
-    which this module wrote from the same run)."""
+    naming the full run's machine and dates; the new sections say how theirs differ."""
     plots = plots or {}
     known = {SUMMARY} | {key for s in suites for key in (s.name, _diagnostics_key(s.name))}
     kept = {key: text for key, text in (kept or {}).items()
@@ -355,7 +354,7 @@ def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None, header=
     old = header_environment(header) if header and kept and (ran or only_gpu) else None
     if old is not None:  # a partial run: the header as it was
         return "\n".join([header] + section_lines(report, envs, names, kept, old, md, plots,
-                                                   suites, summary, shown_only=True)) + "\n"
+                                                   suites, shown_only=True)) + "\n"
     recorded = [envs[name] for name in names if name in envs and name in report]
     if recorded:
         env, note = recorded[0], ""
@@ -388,14 +387,12 @@ def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None, header=
     here = os.path.dirname(os.path.abspath(md))
     if png:
         lines += ["", f"![every feature against stock fairseq]({os.path.relpath(png, here)})"]
-    return "\n".join(lines + section_lines(report, envs, names, kept, env, md, plots, suites,
-                                           summary)) + "\n"
+    return "\n".join(lines + section_lines(report, envs, names, kept, env, md, plots, suites)) \
+        + "\n"
 
 
 SUMMARY = "summary"
 APPENDIX_HEADING = "# Appendix: diagnostics"
-README_TAIL = ("The machine, the versions and every table: "
-               "[docs/benchmarks.md](docs/benchmarks.md).")
 DOCS_TAIL = "Every table is below."
 
 
@@ -409,21 +406,18 @@ def _owner(key):
     return key.split(" ", 1)[0]
 
 
-def summary_section(report, kept, summary):
+def summary_section(report, kept):
     """The summary's lines: from this run where it has every benchmark the headline needs, else
-    as the file had it, else `summary` (the README's table); [] where there is none."""
-    table = headline(report, docs=True)
-    if table is None and SUMMARY in kept:
-        return ["", kept[SUMMARY]]
-    table = table or summary
-    if not table:
-        return []
+    as the file had it; [] where there is none."""
+    table = headline(report)
+    if table is None:
+        return ["", kept[SUMMARY]] if SUMMARY in kept else []
     return ["", "## summary: the plugin against stock fairseq", "",
             "The features users switch on, at the settings people run, from the benchmarks "
             f"below ({', '.join(HEADLINE_NEEDS)}).", "", table]
 
 
-def section_lines(report, envs, names, kept, env, md, plots, suites=SUITES, summary=None,
+def section_lines(report, envs, names, kept, env, md, plots, suites=SUITES,
                   shown_only=False):
     """The sections of benchmarks.md (markdown lines): the summary, what users get and the
     appendix, each in the suite's order; kept ones as they were, the others from their JSONs.
@@ -463,23 +457,10 @@ def section_lines(report, envs, names, kept, env, md, plots, suites=SUITES, summ
         appendix = ["", APPENDIX_HEADING, "",
                     "What the figures above are made of: where the time goes, what each part of "
                     "the plugin adds, and the measurements behind the bounds."] + appendix
-    return summary_section(report, kept, summary) + body + appendix
+    return summary_section(report, kept) + body + appendix
 
 
-def readme_summary(readme=README):
-    """The README's headline table (this module wrote it from the last full run), ending as the
-    summary of docs/benchmarks.md ends; None where the README has none."""
-    try:
-        with open(readme) as f:
-            text = f.read()
-    except OSError:
-        return None
-    block = re.search(re.escape(FIGURES_START) + r"\n(.*?)\n" + re.escape(FIGURES_END), text,
-                      re.S)
-    return block.group(1).replace(README_TAIL, DOCS_TAIL) if block else None
-
-
-def write_markdown(report, out, md, png=None, readme=README, suites=SUITES):
+def write_markdown(report, out, md, png=None, suites=SUITES):
     envs = load_environments(out, suites)
     plots = {}
     for suite in suites:
@@ -496,7 +477,7 @@ def write_markdown(report, out, md, png=None, readme=README, suites=SUITES):
             old = f.read()
         kept, header = sections(old), header_of(old)
     text = markdown(report, envs, png=png, md=md, plots=plots, kept=kept, header=header,
-                    suites=suites, summary=readme_summary(readme))
+                    suites=suites)
     os.makedirs(os.path.dirname(os.path.abspath(md)), exist_ok=True)
     with open(md, "w") as f:
         f.write(text)
@@ -504,7 +485,7 @@ def write_markdown(report, out, md, png=None, readme=README, suites=SUITES):
     return envs
 
 
-# -- the README's headline table -------------------------------------------------------------
+# -- the summary and the README's figures ------------------------------------------------------
 def _identical(share):
     """The share of sentences whose float32 output equals stock's, as the table shows it."""
     if share is None:
@@ -512,10 +493,10 @@ def _identical(share):
     return "identical" if share == 1 else f"{100 * share:.1f}% identical"
 
 
-def headline(report, docs=False):
-    """The README's table of current figures (markdown), from one run of the suite; None when
-    a benchmark it needs is not in `report`. docs: as docs/benchmarks.md's summary, which ends
-    without pointing to itself."""
+def headline(report):
+    """docs/benchmarks.md's summary: the features against stock fairseq on the demo pair
+    (markdown), from one run of the suite; None when a benchmark it needs is not in
+    `report`."""
     if any(name not in report for name in HEADLINE_NEEDS):
         return None
     rows = []
@@ -563,7 +544,7 @@ def headline(report, docs=False):
               "",
               f"Float32 on CPU ({threads} threads), the demo pair in `user_dir_examples/`."
               f"{_scale_sentence(report)}{_gpu_sentence(report)} "
-              + (DOCS_TAIL if docs else README_TAIL)]
+              + DOCS_TAIL]
     return "\n".join(lines)
 
 
@@ -649,19 +630,50 @@ def _gpu_sentence(report):
     return text + "."
 
 
+def shapes_headline(report, env):
+    """The README's first figures, from the model-shapes run (scripts/benchmark_shapes.py): by
+    model and setting, stock's and the plugin's generation time, on the machine `env` names;
+    None without that run."""
+    data = report.get("shapes")
+    if not data or not data.get("shapes"):
+        return None
+    _scripts_on_path()
+    import benchmark_shapes
+
+    machine = env.get("cpu") or "a CPU"
+    if env.get("isa"):
+        machine += f" ({env['isa']})"
+    lines = [f"`fairseq-generate` with and without the plugin, generation time as it prints it, "
+             f"on {machine} with {data['threads']} threads: random-weight checkpoints with the "
+             f"architectures and dictionaries of these models, stored in float16 as released "
+             f"(float32 on the CPU).", "",
+             "| model | setting | stock ms/token | fairseq_fast ms/token | x stock | output |",
+             "|---|---|---|---|---|---|"]
+    for shape in data["shapes"]:
+        for row in shape["rows"]:
+            stock = row["engines"][benchmark_shapes.STOCK]
+            ours = row["engines"][benchmark_shapes.PLUGIN]
+            if ours["identical"] is None:
+                output = "correct blocking (stock's CPU blocker bans nothing, fairseq #5206)"
+            else:
+                output = _identical(ours["identical"])
+            lines.append(f"| {shape['name']} ({shape['parameters'] / 1e6:,.0f}M) | "
+                         f"{row['setting']} | {stock['ms_token']:.1f} | {ours['ms_token']:.1f} | "
+                         f"{ours['x_stock']:.2f}x | {output} |")
+    return "\n".join(lines)
+
+
 def update_readme(report, envs, readme=README):
-    """Rewrite the README's headline table from this run, if it is a full run of everything
-    the table needs; otherwise leave it and say why."""
-    table = headline(report)
-    missing = [name for name in HEADLINE_NEEDS if name not in report]
-    if table is None or any(envs.get(name, {}).get("quick") for name in HEADLINE_NEEDS) \
-            or any(name not in envs for name in HEADLINE_NEEDS):
-        why = (f"no {', '.join(missing)} in this run" if missing else
-               "a --quick run" if any(envs.get(n, {}).get("quick") for n in HEADLINE_NEEDS)
-               else "these JSONs' run was not recorded (no NAME.env.json)")
-        print(f"[report] README's headline table left as it is ({why})", flush=True)
+    """Rewrite the README's first figures from a full run of the model-shapes benchmark;
+    otherwise leave them and say why."""
+    env = envs.get("shapes")
+    text = shapes_headline(report, env or {})
+    if text is None or env is None or env.get("quick"):
+        why = ("no shapes run" if text is None else "a --quick run" if env and env.get("quick")
+               else "its run was not recorded (no shapes.env.json)")
+        print(f"[report] README's first figures left as they are ({why})", flush=True)
         return False
-    return _replace_block(readme, FIGURES_START, FIGURES_END, table, "headline table")
+    return _replace_block(readme, SHAPES_START, SHAPES_END, text, "first figures")
 
 
 def _replace_block(readme, start, end, text, what):

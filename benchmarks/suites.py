@@ -101,7 +101,7 @@ SUITES = (
              "--sweep-sentences", 3, "--repeats", 1, "--slices", 1)),
 )
 
-# the benchmarks whose full runs the README's headline table and the summary are made from
+# the benchmarks whose full runs docs/benchmarks.md's summary is made from
 HEADLINE_NEEDS = ("engines", "speculative", "bild", "defaults", "latency")
 
 

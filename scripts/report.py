@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The whole benchmark suite on the demo pair, one command: JSON, a plot, docs/benchmarks.md.
+"""The whole benchmark suite, one command: JSON, a plot, docs/benchmarks.md, the README's figures.
 
     python scripts/report.py [--quick] [--only engines,pipeline,...] [--out work/report]
                              [--ct2-threads 1,2]
@@ -22,14 +22,15 @@ one section per benchmark, and the appendix. A rerun replaces the file; the sect
 benchmarks with no JSON in --out (an --only run) are kept as the file had them, each with its
 own command line and date, and so is the header (the full run's machine; a new section says how
 its own differs). Never edit it by hand. When --out holds a full (not --quick) run of every
-benchmark the README's headline table needs, that table (between its `<!-- figures:start -->`
-/ `<!-- figures:end -->` markers) and the summary are rewritten from the same JSONs, and so are
-its "Getting a draft" figures (between `<!-- draft:start -->` / `<!-- draft:end -->`, and
-`<!-- draftlm:start -->` / `<!-- draftlm:end -->` inside a sentence) from a full run of the
-draft (draftlm) step, so the README only quotes figures this script wrote.
+benchmark the summary needs, the summary is rewritten from the same JSONs. The README's figures
+come from full runs too: its first table (between `<!-- shapes:start -->` / `<!-- shapes:end -->`)
+from the shapes step, its "Getting a draft" figures (between `<!-- draft:start -->` /
+`<!-- draft:end -->`, and `<!-- draftlm:start -->` / `<!-- draftlm:end -->` inside a sentence)
+from the draft (draftlm) step, and its draft-free figures from the draftfree step, so the README
+only quotes figures this script wrote.
 
     python scripts/report.py --write-only [--out work/report]   # rewrite the plot, the file
-                                                                # and the README's table only
+                                                                # and the README's figures only
 
 --write-only with no JSON in --out lays the file out again from its own sections.
 
@@ -105,7 +106,7 @@ def main():
     ap.add_argument("--no-run", action="store_true",
                     help="run nothing: merge what is in --out, plot, print, write --md")
     ap.add_argument("--write-only", action="store_true",
-                    help="run nothing: rewrite --png, --md and the README's headline table "
+                    help="run nothing: rewrite --png, --md and the README's figures "
                          "from the JSONs in --out (with none, lay --md out again from its own "
                          "sections)")
     ap.add_argument("--ct2-threads", default=None,
@@ -117,7 +118,7 @@ def main():
     ap.add_argument("--png", default=os.path.join(ROOT, "docs", "report.png"))
     ap.add_argument("--md", default=render.MARKDOWN, help="the markdown file of tables to write")
     ap.add_argument("--readme", default=render.README,
-                    help="the README whose headline table a full run rewrites")
+                    help="the README whose figures a full run rewrites")
     args = ap.parse_args()
     if args.list:
         list_suites()
@@ -128,7 +129,7 @@ def main():
             sys.exit(f"report: no benchmark JSON in {args.out} and no {args.md} to lay out")
         if report:
             render.plot(report, args.png)
-        envs = render.write_markdown(report, args.out, args.md, args.png, args.readme)
+        envs = render.write_markdown(report, args.out, args.md, args.png)
         render.update_readme(report, envs, args.readme)
         render.update_readme_draft(report, envs, args.readme)
         return
@@ -143,7 +144,7 @@ def main():
         json.dump(report, f, indent=1)
     render.plot(report, args.png)
     render.print_tables(report)
-    envs = render.write_markdown(report, args.out, args.md, args.png, args.readme)
+    envs = render.write_markdown(report, args.out, args.md, args.png)
     render.update_readme(report, envs, args.readme)
     render.update_readme_draft(report, envs, args.readme)
 

@@ -203,7 +203,7 @@ def test_measured_figure_check_ignores_ordinary_text(text):
     assert measured_figures("x.py", text) == []
 
 
-# -- docs/benchmarks.md and the README's headline table -------------------------------------
+# -- docs/benchmarks.md and the README's figures ------------------------------------------------
 ENV = {"cpu": "Test CPU @ 1 GHz", "isa": "AVX2", "physical_cores": 2, "logical_cpus": 2,
        "python": "3.11.0", "torch": "2.13.0", "fairseq": "0.12.3.1", "ctranslate2": "4.8.5",
        "commit": "abc1234-dirty", "date": "2030-01-02 03:04 UTC", "quick": False}
@@ -263,7 +263,7 @@ def test_write_only_rewrites_the_file_whole(tmp_path):
     md.parent.mkdir()
     md.write_text("stale hand edit\n")
     readme = tmp_path / "README.md"
-    readme.write_text(f"x\n{render.FIGURES_START}\nold\n{render.FIGURES_END}\n")
+    readme.write_text(f"x\n{render.SHAPES_START}\nold\n{render.SHAPES_END}\n")
     done = subprocess.run([sys.executable, os.path.join(SCRIPTS, "report.py"), "--write-only",
                            "--out", str(out), "--md", str(md), "--png", str(tmp_path / "r.png"),
                            "--readme", str(readme)], capture_output=True, text=True)
@@ -271,7 +271,7 @@ def test_write_only_rewrites_the_file_whole(tmp_path):
     text = md.read_text()
     assert "stale hand edit" not in text and "| CTranslate2 | 4.8.5 |" in text
     assert "![every feature against stock fairseq](../r.png)" in text
-    assert "old" in readme.read_text()  # one benchmark is not a full run: README untouched
+    assert "old" in readme.read_text()  # no shapes run: the README's figures untouched
 
 
 def full_report():
@@ -301,25 +301,44 @@ def test_headline_table_comes_from_the_run(tmp_path):
     assert "| default generator (no flag) | greedy, batch 1 | 4.00x | identical |" in table
     assert "| `--generator speculative` | sampling T=1, batch 1 | 2.86x |" in table
     assert "| `--generator bild` | fallback 0.6, rollback 5, batch 1 | 3.43x | BLEU +0.11" in table
-    assert "1.06x CTranslate2's" in table and "[docs/benchmarks.md](docs/benchmarks.md)" in table
+    assert "1.06x CTranslate2's" in table and render.DOCS_TAIL in table
     assert render.headline({k: v for k, v in rep.items() if k != "bild"}) is None
 
+
+def shapes_report():
+    def engines(stock_ms, ours_ms, identical):
+        return {"stock fairseq": {"ms_token": stock_ms, "identical": 1.0},
+                "fairseq_fast": {"ms_token": ours_ms, "x_stock": stock_ms / ours_ms,
+                                 "identical": identical}}
+    return {"threads": 2, "shapes": [
+        {"name": "transformer.wmt19.en-de", "parameters": 269.7e6, "rows": [
+            {"setting": "greedy, batch 1", "engines": engines(30.0, 7.5, 1.0)}]},
+        {"name": "bart.large.cnn", "parameters": 406.3e6, "rows": [
+            {"setting": "CNN/DM", "engines": engines(20.0, 10.0, None)}]}]}
+
+
+def test_the_readmes_first_figures_come_from_a_full_shapes_run(tmp_path):
     readme = tmp_path / "README.md"
-    readme.write_text(f"top\n{render.FIGURES_START}\nold\n{render.FIGURES_END}\nrest\n")
-    envs = {name: ENV for name in suites.HEADLINE_NEEDS}
-    assert not render.update_readme(rep, {**envs, "bild": dict(ENV, quick=True)}, str(readme))
+    readme.write_text(f"top\n{render.SHAPES_START}\nold\n{render.SHAPES_END}\nrest\n")
+    report = {"shapes": shapes_report()}
+    assert not render.update_readme(report, {"shapes": dict(ENV, quick=True)}, str(readme))
+    assert not render.update_readme(report, {}, str(readme))  # its run was not recorded
     assert "old" in readme.read_text()
-    assert render.update_readme(rep, envs, str(readme))
+    assert render.update_readme(report, {"shapes": ENV}, str(readme))
     text = readme.read_text()
-    assert text.startswith(f"top\n{render.FIGURES_START}\n| feature |") and "old" not in text
-    assert text.endswith(f"{render.FIGURES_END}\nrest\n")
+    assert text.startswith(f"top\n{render.SHAPES_START}\n") and "old" not in text
+    assert text.endswith(f"{render.SHAPES_END}\nrest\n")
+    assert "on Test CPU @ 1 GHz (AVX2) with 2 threads" in text
+    assert "| transformer.wmt19.en-de (270M) | greedy, batch 1 | 30.0 | 7.5 | 4.00x | " \
+           "identical |" in text
+    assert "| bart.large.cnn (406M) | CNN/DM | 20.0 | 10.0 | 2.00x | correct blocking" in text
 
 
-def test_readme_has_the_headline_markers_and_points_to_benchmarks_md():
+def test_readme_has_the_first_figures_markers_and_points_to_benchmarks_md():
     text = read(README)
-    block = text[text.index(render.FIGURES_START):text.index(render.FIGURES_END)]
-    assert "| feature | setting | speed, x stock fairseq | output |" in block
-    assert "docs/benchmarks.md" in block
+    block = text[text.index(render.SHAPES_START):text.index(render.SHAPES_END)]
+    assert "| model | setting | stock ms/token | fairseq_fast ms/token | x stock | output |" in block
+    assert "docs/benchmarks.md" in text[:text.index("## Set-up")]
 
 
 # -- CTranslate2 at its fastest thread count ---------------------------------------------------
@@ -840,15 +859,14 @@ def test_a_partial_run_keeps_the_summary_and_the_appendix(tmp_path, monkeypatch)
     assert "| sampling T=1, batch 1 | 3.50x |" in render.sections(full)["summary"]
 
 
-def test_a_file_laid_out_again_takes_its_summary_from_the_readme(tmp_path):
-    """With no JSON at hand, the file keeps every section and takes the summary from the
-    README's headline table (written from the same full run), ending without a link to
-    itself; running it twice changes nothing."""
+def test_a_file_laid_out_again_keeps_its_summary(tmp_path):
+    """With no JSON at hand, the file keeps every section, the summary included; running it
+    twice changes nothing."""
     md, out, readme = tmp_path / "benchmarks.md", tmp_path / "out", tmp_path / "README.md"
     out.mkdir()
-    md.write_text(render.markdown({"defaults": DEFAULTS}, {"defaults": ENV}, md=str(md)))
-    table = render.headline(full_report())
-    readme.write_text(f"x\n{render.FIGURES_START}\n{table}\n{render.FIGURES_END}\n")
+    md.write_text(render.markdown(full_report(), {name: ENV for name in full_report()},
+                                  md=str(md)))
+    readme.write_text("x\n")
     cmd = [sys.executable, os.path.join(SCRIPTS, "report.py"), "--write-only", "--out",
            str(out), "--md", str(md), "--png", str(tmp_path / "r.png"), "--readme", str(readme)]
     before = md.read_text()
@@ -857,9 +875,9 @@ def test_a_file_laid_out_again_takes_its_summary_from_the_readme(tmp_path):
     text = md.read_text()
     assert render.sections(text)["defaults"] == render.sections(before)["defaults"]
     assert render.header_of(text) == render.header_of(before)
-    summary = render.sections(text)["summary"]
-    assert table.replace(render.README_TAIL, render.DOCS_TAIL) in summary
-    assert render.README_TAIL in readme.read_text()  # the README is left as it was
+    assert render.sections(text)["summary"] == render.sections(before)["summary"]
+    assert render.headline(full_report()) in render.sections(text)["summary"]
+    assert readme.read_text() == "x\n"
     subprocess.run(cmd, capture_output=True, check=True)
     assert md.read_text() == text
 
