@@ -70,6 +70,14 @@ BIG = _s("--encoder-embed-dim", 1024, "--decoder-embed-dim", 1024, "--encoder-at
 M2M_GENERATE = _s("--encoder-langtok", "src", "--decoder-langtok")
 
 
+def _m2m_options(layers, ffn):
+    """M2M-100's and NLLB's transformer: layers + layers x 1024, FFN ffn, pre-norm, one
+    dictionary for every embedding."""
+    return BIG + PRE_NORM + _s("--encoder-layers", layers, "--decoder-layers", layers,
+                               "--encoder-ffn-embed-dim", ffn, "--decoder-ffn-embed-dim", ffn,
+                               "--share-all-embeddings")
+
+
 def _translation_settings(tokens, greedy_sentences=12, beam=True):
     cap = _s("--max-len-a", 0, "--max-len-b", tokens)
     settings = [Setting(GREEDY_1, 1, greedy_sentences, _s("--beam", 1) + cap)]
@@ -97,25 +105,19 @@ SHAPES = (
           "fairseq examples/m2m_100 and facebook/m2m100_418M's config.json: 12+12 x 1024, FFN "
           "4096, pre-norm, 128,112 symbols; generation as its README runs it",
           MULTILINGUAL, "transformer_wmt_en_de_big", 128112,
-          BIG + PRE_NORM + _s("--encoder-layers", 12, "--decoder-layers", 12,
-                              "--encoder-ffn-embed-dim", 4096, "--decoder-ffn-embed-dim", 4096,
-                              "--share-all-embeddings"),
+          _m2m_options(12, 4096),
           (20, 40), _translation_settings(48), generate_options=M2M_GENERATE),
     Shape("nllb-200-distilled-600M",
           "facebook/nllb-200-distilled-600M's config.json (NLLB Team 2022): 12+12 x 1024, FFN "
           "4096, pre-norm, 256,206 symbols",
           MULTILINGUAL, "transformer_wmt_en_de_big", 256206,
-          BIG + PRE_NORM + _s("--encoder-layers", 12, "--decoder-layers", 12,
-                              "--encoder-ffn-embed-dim", 4096, "--decoder-ffn-embed-dim", 4096,
-                              "--share-all-embeddings"),
+          _m2m_options(12, 4096),
           (20, 40), _translation_settings(48), generate_options=M2M_GENERATE),
     Shape("nllb-200-1.3B",
           "facebook/nllb-200-1.3B's config.json: 24+24 x 1024, FFN 8192, pre-norm, 256,206 "
           "symbols",
           MULTILINGUAL, "transformer_wmt_en_de_big", 256206,
-          BIG + PRE_NORM + _s("--encoder-layers", 24, "--decoder-layers", 24,
-                              "--encoder-ffn-embed-dim", 8192, "--decoder-ffn-embed-dim", 8192,
-                              "--share-all-embeddings"),
+          _m2m_options(24, 8192),
           (20, 40), _translation_settings(48, greedy_sentences=6, beam=False),
           generate_options=M2M_GENERATE),
     Shape("xglm-564M",

@@ -39,6 +39,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchmarks import shapes  # noqa: E402
 from benchmarks.harness import (ROTATE, FunctionEngine, Result, interleave,  # noqa: E402
                                 summarize, write_report)
 
@@ -50,8 +51,6 @@ BIN = os.path.dirname(sys.executable)
 def make_checkpoint(arch, vocab, folder):
     """The random-weight float16 checkpoint of `arch` in `folder` (made when missing): (its
     path, its parameter count)."""
-    import torch
-
     path = os.path.join(folder, f"{arch}-{vocab}.pt")
     meta = path + ".json"
     if os.path.exists(path) and os.path.exists(meta):
@@ -71,15 +70,7 @@ def make_checkpoint(arch, vocab, folder):
     cfg = convert_namespace_to_omegaconf(args)
     model = tasks.setup_task(cfg.task).build_model(cfg.model)
     parameters = sum(p.numel() for p in model.parameters())
-    state = {k: v.half() if v.is_floating_point() else v for k, v in model.state_dict().items()}
-    torch.save({"cfg": cfg, "model": state, "args": None,
-                "optimizer_history": [{"criterion_name": "CrossEntropyCriterion",
-                                       "optimizer_name": "Adam", "num_updates": 0,
-                                       "lr_scheduler_state": {"best": None}}],
-                "extra_state": {"epoch": 1,
-                                "train_iterator": {"epoch": 1, "iterations_in_epoch": 0}}},
-               path + ".part")
-    os.replace(path + ".part", path)
+    shapes.save_float16(model, cfg, path)
     with open(meta, "w") as f:
         json.dump({"parameters": parameters}, f)
     return path, parameters
