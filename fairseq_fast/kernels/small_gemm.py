@@ -84,36 +84,19 @@ def pack(weight: Tensor, level: Optional[str] = None) -> Packed:
     float32."""
     level = loader.level() if level is None else level
     block = loader.variant("sg_block", level)()
-    w = weight.detach()
+    w = weight.detach().contiguous()  # (a copy only for a weight that is a strided view)
     out, inp = w.shape
-    blocks, whole = -(-out // block), out // block
-    scan, threads = loader.variant("sg_scan", level), torch.get_num_threads()
-    if scan is not None and w.dtype == torch.float32 and w.is_contiguous():
-        # in C, in the call's threads: a scan (float16 numbers? finite?), then the blocks
-        flags = scan(w.data_ptr(), w.numel(), threads)
-        half = level != "generic" and bool(flags & 1)  # (no F16C there)
-        data = huge_pages.empty((blocks, inp, block), torch.float16 if half else torch.float32)
-        fill = loader.variant("sg_pack_f16" if half else "sg_pack_f32", level)
-        fill(w.data_ptr(), out, inp, data.data_ptr(), threads)
-        return Packed(data, out, inp, _finite=bool(flags & 2))
-    half = level != "generic" and _float16_values(w)  # (no F16C there)
-    # streamed once a step: 2 MiB pages. Filled block by block from w, converting on the way,
-    # with no weight-sized temporary: freed, those stay in the C allocator's free lists and in
-    # the process's resident memory, one for each weight packed.
-    data = huge_pages.empty((blocks, inp, block), torch.float16 if half else w.dtype)
-    for b in range(whole):
-        data[b].copy_(w[b * block:(b + 1) * block].t())
-    if whole < blocks:
-        data[whole].zero_()
-        data[whole, :, :out - whole * block].copy_(w[whole * block:].t())
-    return Packed(data, out, inp)
-
-
-def _float16_values(w: Tensor, chunk: int = 1 << 16) -> bool:
-    """Whether every value of w is a float16 number (its float16 copy is exact), checked in
-    chunks of `chunk` elements (no weight-sized temporary)."""
-    flat = w.reshape(-1)
-    return all(torch.equal(part.half().float(), part) for part in flat.split(chunk))
+    threads = torch.get_num_threads()
+    # in C, in the call's threads: a scan (float16 numbers? finite?), then the blocks, written
+    # straight into memory streamed once a step (2 MiB pages) with no weight-sized temporary:
+    # freed, those stay in the C allocator's free lists and in the process's resident memory
+    flags = loader.variant("sg_scan", level)(w.data_ptr(), w.numel(), threads)
+    half = level != "generic" and bool(flags & 1)  # (no F16C there)
+    data = huge_pages.empty((-(-out // block), inp, block),
+                            torch.float16 if half else torch.float32)
+    fill = loader.variant("sg_pack_f16" if half else "sg_pack_f32", level)
+    fill(w.data_ptr(), out, inp, data.data_ptr(), threads)
+    return Packed(data, out, inp, _finite=bool(flags & 2))
 
 
 def linear(x: Tensor, packed: Packed, bias: Optional[Tensor] = None,
