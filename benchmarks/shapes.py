@@ -187,15 +187,22 @@ def sentences(shape: Shape, n: int, seed: int = 0):
             for _ in range(n)]
 
 
+def _multilingual_options(shape: Shape, folder: str):
+    """The multilingual task's options, for training and generation alike (none for the
+    others)."""
+    if shape.task != MULTILINGUAL:
+        return []
+    src, tgt = shape.langs
+    return ["--lang-pairs", f"{src}-{tgt}", "--fixed-dictionary",
+            os.path.join(folder, "dict.txt"), *shape.generate_options]
+
+
 def model_options(shape: Shape, folder: str):
     """The training-parser arguments that build the shape's model and task."""
-    args = [folder, "--task", shape.task, "--arch", shape.arch, *shape.options]
-    src, tgt = shape.langs
+    args = [folder, "--task", shape.task, "--arch", shape.arch, *shape.options,
+            *_multilingual_options(shape, folder)]
     if shape.task == TRANSLATION:
-        args += ["--source-lang", src, "--target-lang", tgt]
-    elif shape.task == MULTILINGUAL:
-        args += ["--lang-pairs", f"{src}-{tgt}", "--fixed-dictionary",
-                 os.path.join(folder, "dict.txt"), *shape.generate_options]
+        args += ["--source-lang", shape.langs[0], "--target-lang", shape.langs[1]]
     return args
 
 
@@ -210,14 +217,10 @@ def generate_options(shape: Shape, folder: str, setting: Setting):
     """What fairseq-generate (fairseq-interactive for a language model) takes to run `setting`:
     the data folder, the checkpoint, the task, its language options and the test subset."""
     args = [folder, "--path", checkpoint_path(folder), "--task", shape.task]
-    src, tgt = shape.langs
     if shape.task in (TRANSLATION, MULTILINGUAL):
-        args += ["--source-lang", src, "--target-lang", tgt, "--gen-subset",
-                 subset(shape, setting)]
-    if shape.task == MULTILINGUAL:
-        args += ["--lang-pairs", f"{src}-{tgt}", "--fixed-dictionary",
-                 os.path.join(folder, "dict.txt"), *shape.generate_options]
-    return args
+        args += ["--source-lang", shape.langs[0], "--target-lang", shape.langs[1],
+                 "--gen-subset", subset(shape, setting)]
+    return args + _multilingual_options(shape, folder)
 
 
 def checkpoint_path(folder):
@@ -308,28 +311,11 @@ def _checkpoint(shape, folder):
 
 
 def save_float16(model, cfg, path):
-    """Save `model` as a fairseq checkpoint at `path`, its floating-point tensors in float16 and
-    tensors that share storage in the model (tied embeddings) stored once, as in a released
-    checkpoint."""
-    import torch
+    """Save `model` as a fairseq checkpoint at `path`, float16 and tied tensors stored once, as
+    in a released checkpoint (the plugin's draft exporter writes it)."""
+    from fairseq_fast.draft.export import write_half
 
-    halves, state = {}, {}
-    for name, value in model.state_dict().items():
-        if value.is_floating_point():
-            key = (value.untyped_storage().data_ptr(), value.storage_offset(),
-                   tuple(value.shape), tuple(value.stride()))
-            if key not in halves:
-                halves[key] = value.half()
-            value = halves[key]
-        state[name] = value
-    torch.save({"cfg": cfg, "model": state, "args": None,
-                "optimizer_history": [{"criterion_name": "CrossEntropyCriterion",
-                                       "optimizer_name": "Adam", "num_updates": 0,
-                                       "lr_scheduler_state": {"best": None}}],
-                "extra_state": {"epoch": 1,
-                                "train_iterator": {"epoch": 1, "iterations_in_epoch": 0}}},
-               path + ".part")
-    os.replace(path + ".part", path)
+    write_half(model.state_dict(), cfg, path, epoch=1)
 
 
 def step_parameters(path):

@@ -11,6 +11,7 @@ from fairseq.tasks import FairseqTask
 from fairseq_cli.generate import get_symbols_to_strip_from_output
 
 import fairseq_fast  # noqa: F401  (applies the overrides)
+from fairseq_fast.draft.export import write_half
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 from model_factory import source_batch, translation_model
 from test_fast_defaults import assert_same
@@ -41,7 +42,7 @@ def task(folder):
 
 @pytest.fixture(scope="module")
 def draft_path(folder):
-    """A one-layer draft trained for the same task (its checkpoint as fairseq-train saves one)."""
+    """A one-layer draft for the same task, written as the draft exporter writes one."""
     args = parse(options.get_training_parser(), task_options(folder) + [
         "--arch", "transformer", "--encoder-layers", "1", "--decoder-layers", "1",
         "--encoder-embed-dim", "8", "--decoder-embed-dim", "8", "--encoder-ffn-embed-dim", "16",
@@ -49,13 +50,9 @@ def draft_path(folder):
         "--decoder-attention-heads", "2", "--share-all-embeddings"])
     cfg = convert_namespace_to_omegaconf(args)
     model = tasks.setup_task(cfg.task).build_model(cfg.model)
-    path = folder / "draft.pt"
-    torch.save({"cfg": cfg, "model": model.state_dict(), "args": None,
-                "optimizer_history": [{"criterion_name": "CrossEntropyCriterion",
-                                       "optimizer_name": "Adam", "num_updates": 0,
-                                       "lr_scheduler_state": {"best": None}}],
-                "extra_state": {}}, path)
-    return str(path)
+    path = str(folder / "draft.pt")
+    write_half(model.state_dict(), cfg, path)
+    return path
 
 
 def generation_args(folder, **kw):

@@ -28,16 +28,23 @@ def slim(src: str, dst: str, data: Optional[str] = ".") -> int:
     cfg["criterion"] = {"_name": "label_smoothed_cross_entropy",
                         "label_smoothing": (cfg.get("criterion") or {}).get("label_smoothing",
                                                                             0.0)}
+    history = state.get("optimizer_history") or [{}]
+    write_half(state["model"], cfg, dst, num_updates=int(history[-1].get("num_updates", 0)),
+               epoch=int(state.get("extra_state", {}).get("epoch", 0)))
+    return os.path.getsize(dst)
+
+
+def write_half(weights, cfg, dst: str, num_updates: int = 0, epoch: int = 0) -> None:
+    """A fairseq checkpoint of `cfg` and the state dict `weights` at `dst` (whole or not at
+    all): floating-point tensors in float16, tensors that share storage (tied embeddings)
+    written once, and the minimum of training state fairseq's loader expects."""
     halves = {}
     model = {}
-    for k, v in state["model"].items():
+    for k, v in weights.items():
         if v.is_floating_point():
             key = (v.untyped_storage().data_ptr(), v.storage_offset(), tuple(v.shape))
             v = halves.setdefault(key, v.half())
         model[k] = v
-    history = state.get("optimizer_history") or [{}]
-    num_updates = int(history[-1].get("num_updates", 0))
-    epoch = int(state.get("extra_state", {}).get("epoch", 0))
     part = dst + ".part"
     torch.save({"cfg": cfg, "model": model, "args": None,
                 # the minimum fairseq's checkpoint upgrade code expects; plain numbers only
@@ -48,4 +55,3 @@ def slim(src: str, dst: str, data: Optional[str] = ".") -> int:
                                 "train_iterator": {"epoch": epoch, "iterations_in_epoch": 0}}},
                part)
     os.replace(part, dst)
-    return os.path.getsize(dst)

@@ -100,12 +100,11 @@ typedef __m256 vec;
  * float16 weight (a batch-1 step of a checkpoint stored in half precision) reads it clearly
  * slower than its float32 copy, which it halves, without. The distance is not a power of two
  * times 4 KB: 4, 16 or 32 KB ahead (16, 64, 128 k-steps of float32) slows a 6-row call of a
- * large weight where 12 KB does not
- * (nor 5, 6, 10, 20, 24 or 28 KB: likely the prefetched line and the one being loaded fall in
- * the same cache set at a power-of-two distance). A block read by several row groups is read
- * chunk by chunk (below): then the groups share the prefetching of the next chunk (group i of n
- * takes every n-th k-step), so that memory streams while any of them computes, not only while
- * the first does. */
+ * large weight where 12 KB does not (nor 5, 6, 10, 20, 24 or 28 KB: likely the prefetched line
+ * and the one being loaded fall in the same cache set at a power-of-two distance). A block read
+ * by several row groups is read chunk by chunk (below): then the groups share the prefetching
+ * of the next chunk (group i of n takes every n-th k-step), so that memory streams while any of
+ * them computes, not only while the first does. */
 #define PF_K 48 /* k-steps ahead for a block streamed once (12 KB of float32 at AVX-512) */
 #define PF_MIN_ROWS pf_min_rows() /* the fewest rows a group streamed once prefetches */
 #define KC 128 /* k-steps per chunk: 32 KB of float32 weights, within L1 */
