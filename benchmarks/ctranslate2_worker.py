@@ -1,5 +1,5 @@
-"""CTranslate2 on the demo target model (user_dir_examples/bible_es_en/target.pt), in a process of
-its own.
+"""CTranslate2 on fairseq checkpoints (by default the demo target model,
+user_dir_examples/bible_es_en/target.pt), in a process of its own.
 
 Converts the fairseq checkpoint with CTranslate2's own FairseqConverter to float32
 (work/ct2/target_fp32), translates the first N sentences of the test set on the CPU and compares
@@ -14,7 +14,8 @@ that times torch's engines slows them, and theirs slow it):
     --sources-json S --out-json O   translate the piece lists of S, write {hyps, seconds} to O
     --job JOB.json                  a converted model at a compute type, {hyps, seconds,
                                     peak_rss_mib} to the job's out path
-    --convert MODEL OUT             convert MODEL to OUT (float32)
+    --convert MODEL OUT             convert MODEL to OUT (float32; --quantization int8, and
+                                    --data/--langs/--fixed-dictionary for other checkpoints)
 
 (scripts/ctranslate2_baseline.py runs the same.)
 
@@ -61,12 +62,15 @@ def _demo():
 
     return demo
 
-def convert(model_path, data_dir, out_dir, force=False):
-    """Convert a fairseq es->en transformer to a float32 CTranslate2 model in out_dir.
+def convert(model_path, data_dir, out_dir, force=False, source_lang="es", target_lang="en",
+            fixed_dictionary=None, quantization="float32"):
+    """Convert a fairseq transformer (or language model) to a CTranslate2 model in out_dir, its
+    weights stored as `quantization`.
 
     Skipped when out_dir/model.bin is newer than model_path, unless force. fp16 checkpoints are
     fine: the converter copies the weights into a float32 fairseq model before exporting them, and
-    quantization="float32" makes float32 explicit.
+    quantization="float32" makes float32 explicit. fixed_dictionary: the multilingual task's
+    (M2M-100, NLLB).
     """
     done = os.path.join(out_dir, "model.bin")
     if not force and os.path.exists(done) and os.path.getmtime(done) > os.path.getmtime(model_path):
@@ -77,9 +81,36 @@ def convert(model_path, data_dir, out_dir, force=False):
 
     from fairseq_fast.checkpoints import fairseq_types_allowed
 
-    converter = FairseqConverter(model_path, data_dir, source_lang="es", target_lang="en")
-    with fairseq_types_allowed():
-        return converter.convert(out_dir, quantization="float32", force=True)
+    legacy = _legacy_args_copy(model_path, out_dir.rstrip("/") + ".fairseq.pt")
+    try:
+        converter = FairseqConverter(legacy or model_path, data_dir, source_lang=source_lang,
+                                     target_lang=target_lang, fixed_dictionary=fixed_dictionary)
+        with fairseq_types_allowed():
+            return converter.convert(out_dir, quantization=quantization, force=True)
+    finally:
+        if legacy:
+            os.remove(legacy)
+
+
+def _legacy_args_copy(model_path, path):
+    """CTranslate2's converter takes a checkpoint's options from its `args` or, without them,
+    from `cfg.model`, and sets the data folder there. A model configured by a dataclass (the
+    language model) keeps no task options in `cfg.model` and refuses new keys, so the converter
+    gets a copy at `path` whose `args` hold the task's and the model's options, as older fairseq
+    checkpoints do. Returns that path, or None where the checkpoint serves as it is."""
+    import torch
+    from omegaconf import OmegaConf
+
+    state = torch.load(model_path, map_location="cpu", mmap=True, weights_only=False)
+    model_cfg = (state.get("cfg") or {}).get("model")
+    if state.get("args") is not None or not OmegaConf.is_config(model_cfg):
+        return None
+    task = OmegaConf.to_container(state["cfg"]["task"], resolve=True)
+    model = OmegaConf.to_container(model_cfg, resolve=True)
+    state["args"] = argparse.Namespace(**{**task, **model, "task": task["_name"],
+                                          "arch": model["_name"]})
+    torch.save(state, path)
+    return path
 
 
 def thread_counts(text):
@@ -127,12 +158,17 @@ def load_translator(model_dir, threads=2):
                                   inter_threads=1, intra_threads=threads)
 
 
-def translate_tokens(translator, sources, beam_size, max_batch_size):
-    """Translate lists of source pieces; return (target piece lists, scores (natural log))."""
+# translate_batch's settings, as fairseq-generate's defaults (see the module docstring)
+TRANSLATE_DEFAULTS = dict(length_penalty=1.0, max_decoding_length=201, min_decoding_length=1,
+                          no_repeat_ngram_size=0, max_input_length=0)
+
+
+def translate_tokens(translator, sources, beam_size, max_batch_size, **options):
+    """Translate lists of source pieces; return (target piece lists, scores (natural log)).
+    options: translate_batch's, over TRANSLATE_DEFAULTS."""
     results = translator.translate_batch(
-        sources, beam_size=beam_size, max_batch_size=max_batch_size,
-        length_penalty=1.0, max_decoding_length=201, min_decoding_length=1,
-        no_repeat_ngram_size=0, max_input_length=0, return_scores=True)
+        sources, beam_size=beam_size, max_batch_size=max_batch_size, return_scores=True,
+        **{**TRANSLATE_DEFAULTS, **options})
     return [r.hypotheses[0] for r in results], [r.scores[0] for r in results]
 
 
@@ -177,22 +213,38 @@ def timed_translation(sources, beam, batch_size, threads):
 
 
 def run_job(job_path):
-    """Load a converted model with the job's compute_type, warm up, time translate_batch on the
+    """Load a converted model with the job's compute_type, warm up, time its decoding of the
     job's sources alone; write {hyps, seconds, peak_rss_mib} to the job's out path. A job is
-    {model_dir, compute_type, sources, beam, batch_size, threads, out}."""
+    {model_dir, compute_type, sources, beam, batch_size, threads, out} and, where needed:
+    "options" (translate_batch's or generate_batch's keywords), "target_prefix" (pieces every
+    translation starts with; the hypotheses keep them), "generator" (a language model: the
+    sources are prompts, the hypotheses their continuations) and "warm_up" (default true)."""
     import ctranslate2
 
     with open(job_path) as f:
         job = json.load(f)
-    translator = ctranslate2.Translator(job["model_dir"], device="cpu",
-                                        compute_type=job["compute_type"], inter_threads=1,
-                                        intra_threads=job["threads"])
-    translate_tokens(translator, job["sources"][:1], job["beam"], 1)  # warm-up
+    kind = ctranslate2.Generator if job.get("generator") else ctranslate2.Translator
+    model = kind(job["model_dir"], device="cpu", compute_type=job["compute_type"],
+                 inter_threads=1, intra_threads=job["threads"])
+    if job.get("warm_up", True):
+        _decode(model, job, job["sources"][:1], 1)
     start = time.perf_counter()
-    hyps, _ = translate_tokens(translator, job["sources"], job["beam"], job["batch_size"])
+    hyps = _decode(model, job, job["sources"], job["batch_size"])
     seconds = time.perf_counter() - start
     with open(job["out"], "w") as f:
         json.dump({"hyps": hyps, "seconds": seconds, "peak_rss_mib": peak_rss_mib()}, f)
+
+
+def _decode(model, job, sources, batch_size):
+    options = dict(job.get("options", {}))
+    if job.get("generator"):
+        results = model.generate_batch(sources, max_batch_size=batch_size,
+                                       beam_size=job["beam"], include_prompt_in_result=False,
+                                       **options)
+        return [r.sequences[0] for r in results]
+    if job.get("target_prefix"):
+        options["target_prefix"] = [job["target_prefix"]] * len(sources)
+    return translate_tokens(model, sources, job["beam"], batch_size, **options)[0]
 
 
 def main(argv=None):
@@ -207,12 +259,22 @@ def main(argv=None):
     ap.add_argument("--out-json")
     ap.add_argument("--job", help="run this job file (see run_job) and stop")
     ap.add_argument("--convert", nargs=2, metavar=("MODEL", "OUT"),
-                    help="convert a fairseq checkpoint to a float32 CTranslate2 model and stop")
+                    help="convert a fairseq checkpoint to a CTranslate2 model and stop")
+    ap.add_argument("--data", default=EXAMPLE,
+                    help="with --convert: the checkpoint's data folder (its dictionaries)")
+    ap.add_argument("--langs", nargs=2, default=("es", "en"), metavar=("SRC", "TGT"),
+                    help="with --convert: the source and target languages")
+    ap.add_argument("--fixed-dictionary",
+                    help="with --convert: the multilingual task's dictionary")
+    ap.add_argument("--quantization", default="float32", choices=("float32", "int8"),
+                    help="with --convert: how the weights are stored")
     args = ap.parse_args(argv)
     if args.job:
         return run_job(args.job)
     if args.convert:
-        convert(args.convert[0], EXAMPLE, args.convert[1])
+        convert(args.convert[0], args.data, args.convert[1], source_lang=args.langs[0],
+                target_lang=args.langs[1], fixed_dictionary=args.fixed_dictionary,
+                quantization=args.quantization)
         return
     if args.sources_json:
         with open(args.sources_json) as f:

@@ -643,12 +643,17 @@ def shapes_headline(report, env):
     machine = env.get("cpu") or "a CPU"
     if env.get("isa"):
         machine += f" ({env['isa']})"
+    ct2 = benchmark_shapes.ct2_names(data)
+    kinds = " / ".join(name.split()[-1] for name in ct2)
     lines = [f"`fairseq-generate` with and without the plugin, generation time as it prints it, "
              f"on {machine} with {data['threads']} threads: random-weight checkpoints with the "
              f"architectures and dictionaries of these models, stored in float16 as released "
-             f"(float32 on the CPU).", "",
-             "| model | setting | stock ms/token | fairseq_fast ms/token | x stock | output |",
-             "|---|---|---|---|---|---|"]
+             f"(float32 on the CPU)"
+             + (f"; CTranslate2 on the same checkpoints, converted by its own converter, in the "
+                f"same turns ({kinds})." if ct2 else "."), "",
+             "| model | setting | stock ms/token | fairseq_fast ms/token | x stock | "
+             + (f"CTranslate2 {kinds} ms/token | " if ct2 else "") + "output |",
+             "|---|---|---|---|---|" + ("---|" if ct2 else "") + "---|"]
     for shape in data["shapes"]:
         for row in shape["rows"]:
             stock = row["engines"][benchmark_shapes.STOCK]
@@ -657,9 +662,12 @@ def shapes_headline(report, env):
                 output = "correct blocking (stock's CPU blocker bans nothing, fairseq #5206)"
             else:
                 output = _identical(ours["identical"])
+            others = benchmark_shapes.per_engine(row["engines"], ct2,
+                                           lambda e: format(e["ms_token"], ".1f"))
             lines.append(f"| {shape['name']} ({shape['parameters'] / 1e6:,.0f}M) | "
                          f"{row['setting']} | {stock['ms_token']:.1f} | {ours['ms_token']:.1f} | "
-                         f"{ours['x_stock']:.2f}x | {output} |")
+                         f"{ours['x_stock']:.2f}x | " + (f"{others} | " if ct2 else "")
+                         + f"{output} |")
     return "\n".join(lines)
 
 

@@ -70,3 +70,26 @@ def test_fairseqs_log_lines_are_read_as_it_writes_them():
     assert benchmark_shapes.INTERACTIVE.findall(line) == ["0.188"]
     assert benchmark_shapes.repeats_ngram("a b c a b c", 3)
     assert not benchmark_shapes.repeats_ngram("a b c b a c", 3)
+
+
+@pytest.mark.parametrize("name", ["m2m100_418M", "xglm-564M"])
+def test_ctranslate2_decodes_a_shape_as_fairseq_generate_does(name, tmp_path):
+    """CTranslate2's column translates what stock fairseq translates, with its settings: the
+    converted checkpoint (a language model's through a copy with legacy args), the language
+    tokens, the length limits and the token counts match stock's hypotheses in float32 on a tiny
+    shape."""
+    pytest.importorskip("ctranslate2")
+    shape = shapes.tiny(shapes.find(name))
+    setting = shape.settings[0]
+    folder = str(tmp_path / shape.name)
+    torch.manual_seed(0)
+    shapes.make(shape, folder, log=lambda *a: None)
+    lines = shapes.sentences(shape, setting.sentences)
+    stock = benchmark_shapes.run_once(shape, setting, folder, benchmark_shapes.STOCK, 1, lines)
+    model_dir = benchmark_shapes.ct2_models(shape, folder, ["float32"])["float32"]
+    job = benchmark_shapes.ct2_job(shape, setting, model_dir, "float32", 1, lines)
+    ct2 = benchmark_shapes.run_ct2(job, str(tmp_path / "job.json"), lines)
+    assert len(stock.outputs) == setting.sentences
+    assert ct2.outputs == stock.outputs
+    assert ct2.tokens == stock.tokens
+    assert not os.path.exists(model_dir.rstrip("/") + ".fairseq.pt")
