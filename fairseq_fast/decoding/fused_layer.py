@@ -40,6 +40,7 @@ from torch import Tensor, nn
 from fairseq_fast.kernels import calls, fused, loader, small_gemm
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.model_gate import all_layers, encoder_refusal, layerdrop_draws, log_once
+from fairseq_fast.decoding.unpadded_encoder import encode_by_length
 from fairseq_fast.kernels.packed_linear import KERNEL_MAX_ROWS
 
 SPARSE_FFN_ENV = "FAIRSEQ_FAST_SPARSE_FFN"
@@ -327,10 +328,13 @@ class FusedEncoder:
 
 def encode(model: nn.Module, fused: Optional[FusedEncoder], net_input: dict) -> Optional[dict]:
     """model.encoder's output for net_input (None for a model without an encoder), through
-    `fused` (FusedEncoder.build(model.encoder, ...), or None) where it is usable."""
+    `fused` (FusedEncoder.build(model.encoder, ...), or None) where it is usable, else for long
+    sources of different lengths without their padding (unpadded_encoder.py), else by fairseq's
+    encoder as it is."""
     encoder = getattr(model, "encoder", None)
     if encoder is None:
         return None
     if fused is not None and fused.usable(net_input["src_tokens"]):
         return fused.forward(net_input)
-    return encoder.forward_torchscript(net_input)
+    by_length = encode_by_length(encoder, net_input)
+    return by_length if by_length is not None else encoder.forward_torchscript(net_input)
