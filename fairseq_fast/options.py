@@ -84,7 +84,7 @@ class FastGenerationConfig(FairseqDataclass):
         "help": "BiLD: the most tokens the small model writes before the large model checks "
                 "them"})
     no_fast_beam: bool = field(default=False, metadata={
-        "help": "plain beam search (no prefix, constraints or LM) through fairseq's own "
+        "help": "plain beam search (no constraints, LM or EOS in a forced prefix) through fairseq's own "
                 "generation loop instead of the plugin's (fused candidate selection, attention "
                 "history gathered when a hypothesis is finalised, greedy steps run several at "
                 "a time in one C call; same hypotheses)"})

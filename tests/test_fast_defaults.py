@@ -181,6 +181,46 @@ def test_sentences_leaving_the_batch_at_different_steps(monkeypatch, eos_bias, b
     assert len(set(finishing_steps[:-1])) >= 2  # left at two or more steps before the last
 
 
+@pytest.mark.parametrize("beam", [1, 3])
+def test_sentences_leave_while_others_are_still_on_their_prefix(monkeypatch, beam):
+    """A forced prefix runs in the plugin's loop: with prompts of very different lengths, short
+    ones end (EOS is likely) while long ones are still forced, so the prefix must follow the
+    sentences that stay."""
+    from fairseq_fast.generators import beam_search
+
+    finishing_steps = []
+    real = beam_search._finalize
+
+    def spy(gen, step, *args):
+        done = real(gen, step, *args)
+        finishing_steps.extend([step] * len(done))
+        return done
+
+    monkeypatch.setattr(beam_search, "_finalize", spy)
+    lm = language_model(TASK, eos_bias=3.0, seed=5)
+    sample, prefix = prompt_batch(DICT, [1, 9, 2, 6], seed=5)
+    run_both([lm], gen_args(beam=beam, max_len_b=14), sample, prefix_tokens=prefix)
+    assert len(finishing_steps) == 4  # our loop ran, once per sentence
+    assert min(finishing_steps) < 8  # some left before the longest prompt's last forced step
+
+
+def test_a_prefix_holding_eos_runs_fairseqs_loop(monkeypatch):
+    """fairseq copies the first beam to the others at an EOS in the prefix: its own loop runs."""
+    from fairseq_fast.generators import beam_search
+
+    loops = []
+    real = beam_search.generate
+    monkeypatch.setattr(beam_search, "generate", lambda *a, **k: loops.append(1) or real(*a, **k))
+    model = translation_model(TASK, seed=3)
+    sample = source_batch(DICT, [3, 4], seed=3)
+    run_both([model], gen_args(beam=3, max_len_b=6), sample,
+             prefix_tokens=torch.tensor([[5, 6], [7, 8]]))
+    assert loops == [1]
+    run_both([model], gen_args(beam=3, max_len_b=6), sample,
+             prefix_tokens=torch.tensor([[5, DICT.eos()], [7, 8]]))
+    assert loops == [1]
+
+
 def test_ensemble_equals_stock():
     models = [translation_model(TASK, seed=s, eos_bias=-1.0) for s in (1, 2)]
     run_both(models, gen_args(beam=4, max_len_b=10), source_batch(DICT, [4, 7, 2], seed=5))

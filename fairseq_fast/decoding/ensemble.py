@@ -184,7 +184,10 @@ class FastEnsembleModel(EnsembleModel):
         else:
             feed = tokens[:, -1:]
         ahead = None
-        if self._look_ahead is not None and feed.size(1) == 1 and temperature == 1.0:
+        # not inside a forced prefix: its rows take the prefix's tokens, not their argmax
+        in_prefix = self._prefix is not None and step < self._prefix.size(1)
+        if (self._look_ahead is not None and feed.size(1) == 1 and temperature == 1.0
+                and not in_prefix):
             ahead = self._steps_ahead(feed, step, encoder_outs, incremental_states)
         if ahead is not None:
             self._ahead = ahead

@@ -1,15 +1,19 @@
 """Plain beam search on the fast cache: fairseq's algorithm in a loop of our own.
 
-    finalized = beam_search.generate(generator, sample, bos_token)   # if usable(...)
+    finalized = beam_search.generate(generator, sample, bos_token, prefix)   # if usable(...)
 
 fairseq's `SequenceGenerator._generate` serves every search (sampling, diverse beam, constraints,
 prefixes, LM fusion) and pays for that at every step: six passes over the step's log-probs
 [rows, V] for its edits plus `search.BeamSearch`'s add and top-k, a boolean-mask assignment for
 NaN, the whole attention history [rows, S, step] copied to follow the beams, profiler ranges.
 On a small model at a large batch that is a good share of the run outside the model
-(docs/benchmarks.md). For the common case (search.BeamSearch, no prefix, no constraints, no LM,
-on our FastEnsembleModel) this loop takes over, with the same decisions:
+(docs/benchmarks.md). For the common case (search.BeamSearch, no constraints, no LM, a forced
+prefix without EOS or none, on our FastEnsembleModel) this loop takes over, with the same
+decisions:
 
+  * a forced prefix (the multilingual task's language token, --prefix-size, a language model's
+    prompt) keeps each row's prefix token alone at its steps, as fairseq's _prefix_tokens, and
+    the model reads the prefix in one pass (ensemble.py's prefill);
   * candidates: the edits (NaN, pad, unk penalty, max/min length), the cumulative score and the
     per-sentence top 2 x beam in one pass (csrc/beam_step.c; `candidates_torch` is the same rule
     in torch, the edits by step_rules.edit_scores, for other devices, float types or when the
@@ -45,8 +49,10 @@ from fairseq_fast.kernels.calls import MAX_CANDIDATES, NO_EOS, NO_RULE, ONLY_EOS
 
 
 def usable(gen, sample, prefix_tokens: Optional[Tensor], constraints: Optional[Tensor]) -> bool:
-    """Whether this loop reproduces what fairseq's would do for this generator and batch."""
-    return (type(gen.search) is search.BeamSearch and prefix_tokens is None
+    """Whether this loop reproduces what fairseq's would do for this generator and batch. A forced
+    prefix is taken unless it holds EOS (fairseq then copies the first beam to the others)."""
+    return (type(gen.search) is search.BeamSearch
+            and (prefix_tokens is None or not bool(prefix_tokens.eq(gen.eos).any()))
             and constraints is None and gen.lm_model is None
             and getattr(gen, "token_indices_to_suppress", None) is None
             and isinstance(gen.model, FastEnsembleModel)
@@ -97,16 +103,30 @@ def look_ahead(gen, max_len: int):
                                       min_len=gen.min_len, unk_penalty=gen.unk_penalty))
 
 
+def force_prefix(lprobs: Tensor, prefix: Tensor, beam: int, pad: int) -> None:
+    """fairseq's forced prefix on a step's log-probs [rows, V], in place: a row whose sentence has
+    a prefix token here (prefix [sentences], pad = none) keeps that token's score alone, every
+    other token -inf. Done before the edits of `candidates`, which leave -inf as it is and edit
+    the kept score as fairseq edits it before its gather."""
+    forced = prefix.repeat_interleave(beam)[:, None]
+    kept = lprobs.gather(1, forced)
+    lprobs.masked_fill_(forced.ne(pad), -math.inf)
+    lprobs.scatter_(1, forced, kept)  # a row without a prefix token gets its pad score back
+
+
 @torch.no_grad()
-def generate(gen, sample: Dict, bos_token: Optional[int] = None) -> List[List[Dict[str, Tensor]]]:
-    """What `gen._generate(sample, bos_token=bos_token)` returns, for a generator usable() takes."""
+def generate(gen, sample: Dict, bos_token: Optional[int] = None,
+             prefix_tokens: Optional[Tensor] = None) -> List[List[Dict[str, Tensor]]]:
+    """What `gen._generate(sample, prefix_tokens, bos_token=bos_token)` returns, for a generator
+    and batch usable() takes."""
     try:
-        return _generate(gen, sample, bos_token)
+        return _generate(gen, sample, bos_token, prefix_tokens)
     finally:
         gen.model.begin_batch()
 
 
-def _generate(gen, sample: Dict, bos_token: Optional[int]) -> List[List[Dict[str, Tensor]]]:
+def _generate(gen, sample: Dict, bos_token: Optional[int],
+              prefix: Optional[Tensor]) -> List[List[Dict[str, Tensor]]]:
     model, beam, eos = gen.model, gen.beam_size, gen.eos
     net_input = sample["net_input"]
     src_tokens = net_input["src_tokens"]
@@ -122,7 +142,7 @@ def _generate(gen, sample: Dict, bos_token: Optional[int]) -> List[List[Dict[str
 
     states: List[Dict] = [{} for _ in range(model.models_size)]
     encoder_outs = model.forward_encoder(net_input)
-    model.begin_batch(look_ahead=look_ahead(gen, max_len))
+    model.begin_batch(prefix=prefix, look_ahead=look_ahead(gen, max_len))
     encoder_outs = model.reorder_encoder_out(
         encoder_outs, torch.arange(bsz, device=device).repeat_interleave(beam))
 
@@ -161,6 +181,9 @@ def _generate(gen, sample: Dict, bos_token: Optional[int]) -> List[List[Dict[str
         if gen.repeat_ngram_blocker is not None:  # bans (-inf): commutes with the edits
             lprobs = gen.repeat_ngram_blocker(tokens, lprobs, bsz, beam, step)
         mode = ONLY_EOS if step >= max_len else NO_EOS if step < gen.min_len else NO_RULE
+        if prefix is not None and step < prefix.size(1) and step < max_len:
+            force_prefix(lprobs, prefix[:, step], beam, gen.pad)
+            mode = NO_RULE  # fairseq's min_len does not apply at a prefix step
         cand_scores, cand_beams, cand_indices = candidates(
             lprobs, None if step == 0 else scores[:, step - 1], bsz, beam, gen.pad, gen.unk,
             gen.unk_penalty, eos, mode)
@@ -192,6 +215,8 @@ def _generate(gen, sample: Dict, bos_token: Optional[int]) -> List[List[Dict[str
             eos_mask, cand_beams = eos_mask[keep], cand_beams[keep]
             cand_scores, cand_indices = cand_scores[keep], cand_indices[keep]
             src_lengths, cands_to_ignore = src_lengths[keep], cands_to_ignore[keep]
+            if prefix is not None:
+                prefix = prefix[keep]
             bsz = len(keep_list)
             bbsz_offsets = bbsz_offsets[:bsz]
             cand_bbsz_idx = cand_beams + bbsz_offsets

@@ -140,7 +140,7 @@ class _FastMixin:
         self._set_prefix(prefix_tokens)
         self._check_lengths(sample)
         if self.fast.beam_loop and beam_search.usable(self, sample, prefix_tokens, constraints):
-            return beam_search.generate(self, sample, bos_token)
+            return beam_search.generate(self, sample, bos_token, prefix_tokens)
         return super()._generate(sample, prefix_tokens=prefix_tokens, constraints=constraints,
                                  bos_token=bos_token)
 
