@@ -88,11 +88,13 @@ class DecoderBackend:
                                     origins=origins, reuse=reuse)
 
     def forward(self, state: DecoderState, tokens: Tensor, counts: Optional[Tensor] = None,
-                need_attn: bool = False):
+                need_attn: bool = False, out: Optional[Tensor] = None):
         """tokens [B, n] -> logits [B, n, V] (LeanDecoder.forward: with need_attn also the
-        encoder attention; counts [B]: ragged rows). Appends the inputs to `state`."""
+        encoder attention; counts [B]: ragged rows). Appends the inputs to `state`. out
+        [B, n, V]: where the logits may be written (a buffer the caller reuses); the tensor
+        returned holds them either way."""
         self.last_inputs = tokens.numel()
-        return self.lean.forward(state, tokens, need_attn, counts)
+        return self.lean.forward(state, tokens, need_attn, counts, out)
 
     def rollback(self, state: DecoderState, lengths: Tensor) -> None:
         """Row b keeps its first lengths[b] inputs (DecoderState.rollback_to: nothing moves)."""
@@ -122,7 +124,7 @@ class FusedBackend(DecoderBackend):
         self.layers.new_batch()  # its first call checks for changed weights
         return super().init_state(encoder_out, batch, capacity, origins, reuse)
 
-    def forward(self, state, tokens, counts=None, need_attn=False):
+    def forward(self, state, tokens, counts=None, need_attn=False, out=None):
         bsz, n = tokens.shape
         lean = self.lean
         self.last_inputs = bsz * n
@@ -138,13 +140,13 @@ class FusedBackend(DecoderBackend):
             lean.end_call(state, start, n, counts)
             return self.scores_to_logits(scores)
         if not self.layers.ready(bsz * n):
-            return lean.forward(state, tokens, need_attn, counts)
+            return lean.forward(state, tokens, need_attn, counts, out)
         start, _, total = lean.begin_call(state, n)
         positions = start[:, None] + torch.arange(n, device=tokens.device)[None, :]
         x = lean.embed(tokens, positions, total).contiguous()  # updated in place by the layers
         attn = self.layers.run(x, state, start, total, need_attn)
         lean.end_call(state, start, n, counts)
-        logits = lean.output(x)
+        logits = lean.output(x, out)
         return (logits, attn) if need_attn else logits
 
 
@@ -164,10 +166,10 @@ class GraphBackend(DecoderBackend):
         self.graphs.new_batch()  # drops its graphs if a weight changed
         return super().init_state(encoder_out, batch, capacity, origins, reuse)
 
-    def forward(self, state, tokens, counts=None, need_attn=False):
+    def forward(self, state, tokens, counts=None, need_attn=False, out=None):
         self.last_inputs = tokens.numel()
         if not self.graphs.usable(state, tokens):
-            return self.lean.forward(state, tokens, need_attn, counts)
+            return self.lean.forward(state, tokens, need_attn, counts, out)
         start, _, _ = self.lean.begin_call(state, tokens.size(1))
         out = self.graphs.run(state, tokens, need_attn)  # this call's ops, replayed
         self.lean.end_call(state, start, tokens.size(1), counts)

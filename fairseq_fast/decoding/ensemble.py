@@ -34,7 +34,8 @@ from torch import Tensor
 from fairseq_fast.decoding.backends import DecoderBackend, GreedyStepper, decoder_backend
 from fairseq_fast.decoding.decoder_state import DecoderState, initial_capacity
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
-from fairseq_fast.decoding.model_gate import ensemble_refusal, layerdrop_draws, log_once
+from fairseq_fast.decoding.model_gate import (ensemble_refusal, layerdrop_draws, log_once,
+                                              plain_log_softmax)
 from fairseq_fast.decoding.step_rules import StepRules
 
 STATE = "fairseq_fast"  # key of our DecoderState in fairseq's per-model incremental-state dict
@@ -93,6 +94,12 @@ class FastEnsembleModel(EnsembleModel):
         # each model's state of the last batch: its K/V buffers serve the next batch where
         # they fit (fresh memory costs page faults and zeroing at every batch)
         self._last: List[Optional[DecoderState]] = [None] * len(models)
+        # models whose log-probs are log_softmax(logits) as fairseq computes it: taken in place
+        self._in_place = [plain_log_softmax(m) for m in models]
+        # the last single step's log-probs [rows, 1, V]: the next step's logits are written
+        # there (with a vocabulary of 128k or 256k at beam 5, a fresh [rows, V] costs page
+        # faults on tens of MiB each step); callers use a step's log-probs before the next step
+        self._step_scores: Optional[Tensor] = None
 
     def __prepare_scriptable__(self):
         """What torch.jit.script compiles in place of this ensemble: fairseq's own, on the same
@@ -238,16 +245,25 @@ class FastEnsembleModel(EnsembleModel):
         combined as fairseq's EnsembleModel combines them."""
         log_probs: List[Tensor] = []
         avg_attn: Optional[Tensor] = None
+        single = self.models_size == 1
         for i, (model, backend) in enumerate(zip(self.models, self.backends)):
             state = self._state(i, feed.size(0), encoder_outs, incremental_states)
+            out = self._step_out(feed) if single else None
             if backend.has_cross_attention and state.cross_k:
-                logits, attn = backend.forward(state, feed, need_attn=True)
+                logits, attn = backend.forward(state, feed, need_attn=True, out=out)
             else:
-                logits, attn = backend.forward(state, feed), None
+                logits, attn = backend.forward(state, feed, out=out), None
             if temperature != 1.0:  # x / 1 is x: skip a pass over [N, V]
                 logits = logits.div_(temperature)
-            probs = model.get_normalized_probs((logits, None), log_probs=True, sample=None)
-            if self.models_size == 1:
+            if (self._in_place[i] and logits.dtype == torch.float32
+                    and not logits.requires_grad):
+                probs = torch.log_softmax(logits, dim=-1, out=logits)  # the same op, in place
+            else:
+                probs = model.get_normalized_probs((logits, None), log_probs=True, sample=None)
+            if single:
+                written = out is not None and probs.data_ptr() == out.data_ptr()
+                if feed.size(1) == 1 and probs.is_contiguous() and not written:
+                    self._step_scores = probs  # a new buffer (a written one keeps its size)
                 return probs, attn
             log_probs.append(probs)
             if attn is not None:
@@ -256,6 +272,17 @@ class FastEnsembleModel(EnsembleModel):
         if avg_attn is not None:
             avg_attn.div_(self.models_size)
         return avg, avg_attn
+
+    def _step_out(self, feed: Tensor) -> Optional[Tensor]:
+        """Where a single step's logits [N, 1, V] may be written: the last step's log-probs,
+        when they have room (rows only leave a batch) and live on feed's device."""
+        last = self._step_scores
+        if feed.size(1) != 1 or last is None or last.device != feed.device:
+            return None
+        rows, vocab = feed.size(0), last.size(-1)
+        if rows * vocab > last.numel():
+            return None
+        return last.view(-1)[: rows * vocab].view(rows, 1, vocab)
 
     def _looks_ahead(self, rows: int) -> bool:
         """Whether a batch of `rows` rows may look ahead (the C steps decide the rest)."""

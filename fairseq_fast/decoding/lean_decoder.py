@@ -235,7 +235,7 @@ class LeanDecoder:
         state.lengths = start + (n if counts is None else counts)
 
     def forward(self, state: DecoderState, tokens: Tensor, need_attn: bool = False,
-                counts: Optional[Tensor] = None):
+                counts: Optional[Tensor] = None, out: Optional[Tensor] = None):
         """tokens [B, n] -> logits [B, n, V] (features [B, n, C] for an adaptive softmax: what
         the model's get_normalized_probs takes); appends n inputs per row to state.
 
@@ -247,14 +247,14 @@ class LeanDecoder:
         counts [B] (1 <= counts[b] <= n): ragged rows, row b's inputs are its first counts[b]
         tokens only, and state.lengths advances by counts. The logits of the other positions
         are unspecified (a backend may compute only the rows' own inputs; here the fillers
-        are computed and discarded)."""
+        are computed and discarded). out: where the logits may be written (output())."""
         bsz, n = tokens.shape
         start, lo, total = self.begin_call(state, n)
         positions = start[:, None] + torch.arange(n, device=tokens.device)[None, :]  # [B, n]
         x = self.embed(tokens, positions, total)
         x, attn = self._layers(x, state, start, positions, lo, total, need_attn)
         self.end_call(state, start, n, counts)
-        logits = self.output(x)
+        logits = self.output(x, out)
         return (logits, attn) if need_attn else logits
 
     def static_forward(self, state: DecoderState, tokens: Tensor, need_attn: bool = False):
@@ -296,19 +296,20 @@ class LeanDecoder:
             x = _layer_norm(dec.layernorm_embedding, x)
         return x
 
-    def output(self, x: Tensor) -> Tensor:
+    def output(self, x: Tensor, out: Optional[Tensor] = None) -> Tensor:
         """The last layer's output [B, n, C] -> logits [B, n, V]: the final norm, the output
         dimension projection (where the decoder has them) and the output projection; with an
         adaptive softmax the features it takes (as fairseq's output_layer: the model's
-        get_normalized_probs turns them into log-probs)."""
+        get_normalized_probs turns them into log-probs). out [B, n, V]: where the projection
+        may write the logits (the kernel's route, no shortlist); use the tensor returned."""
         if self.decoder.layer_norm is not None:
             x = _layer_norm(self.decoder.layer_norm, x)
         if self.decoder.project_out_dim is not None:
             x = self.decoder.project_out_dim(x)
         if self.decoder.adaptive_softmax is not None:
             return x
-        _, weight, bias = self.output_weights()
-        return self._scatter(self.linear(x, weight, bias))
+        vocab, weight, bias = self.output_weights()
+        return self._scatter(self.linear(x, weight, bias, out=None if vocab is not None else out))
 
     def _layers(self, x, state: DecoderState, start: Tensor, positions: Tensor, lo: int,
                 total: int, need_attn: bool):

@@ -87,6 +87,27 @@ def ensemble_refusal(models) -> Optional[str]:
     return None
 
 
+def plain_log_softmax(model: nn.Module) -> bool:
+    """Whether the model's get_normalized_probs(..., log_probs=True) is fairseq's plain one:
+    F.log_softmax(logits, dim=-1, dtype=torch.float32), no adaptive softmax, no method of the
+    chain overridden (a caller may then compute the same op in place)."""
+    from fairseq.models import BaseFairseqModel, FairseqDecoder
+    from fairseq.models.transformer.transformer_base import TransformerModelBase
+
+    decoder = getattr(model, "decoder", None)
+    return (type(model).get_normalized_probs in (BaseFairseqModel.get_normalized_probs,
+                                                 TransformerModelBase.get_normalized_probs)
+            and type(model).get_normalized_probs_scriptable
+            is BaseFairseqModel.get_normalized_probs_scriptable
+            and isinstance(decoder, FairseqDecoder)
+            and type(decoder).get_normalized_probs is FairseqDecoder.get_normalized_probs
+            and type(decoder).get_normalized_probs_scriptable
+            is FairseqDecoder.get_normalized_probs_scriptable
+            and getattr(decoder, "adaptive_softmax", None) is None
+            and not getattr(decoder, "onnx_trace", False)
+            and all("get_normalized_probs" not in vars(m) for m in (model, decoder)))
+
+
 def all_layers(layers: nn.ModuleList) -> List[nn.Module]:
     """Every layer of a ModuleList, without iterating it: a LayerDropModuleList's iterator draws
     random numbers and, in training mode, skips layers."""

@@ -153,12 +153,14 @@ class PackedLinear:
         return entry[3]
 
     def __call__(self, x: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
-                 residual: Optional[Tensor] = None, relu: bool = False) -> Tensor:
+                 residual: Optional[Tensor] = None, relu: bool = False,
+                 out: Optional[Tensor] = None) -> Tensor:
         """F.linear(x, weight, bias), then + residual, then relu (each optional): on the kernel
-        route one call (the same bits), elsewhere torch's ops one after another."""
+        route one call (the same bits), elsewhere torch's ops one after another. `out`: where
+        the kernel may write the result (small_gemm.linear); use the tensor returned."""
         route = self.route(x, weight, bias)
         if route == "kernel":
-            return small_gemm.linear(x, self.packed(weight, route), bias, residual, relu)
+            return small_gemm.linear(x, self.packed(weight, route), bias, residual, relu, out)
         y = self._run(route, x, weight, bias)
         if residual is not None:
             y = y + residual

@@ -100,12 +100,17 @@ def pack(weight: Tensor, level: Optional[str] = None) -> Packed:
 
 
 def linear(x: Tensor, packed: Packed, bias: Optional[Tensor] = None,
-           residual: Optional[Tensor] = None, relu: bool = False) -> Tensor:
+           residual: Optional[Tensor] = None, relu: bool = False,
+           out: Optional[Tensor] = None) -> Tensor:
     """x [..., in] float32 on CPU -> [..., out] = x W^T + bias (+ residual [..., out])
-    (then relu): the same bits as those torch ops applied one after another."""
+    (then relu): the same bits as those torch ops applied one after another. Written into
+    `out` where it is a contiguous float32 tensor of the result's shape that overlaps none of
+    the inputs (a buffer reused from step to step: a fresh output of many MiB costs page faults),
+    else into a new tensor."""
     x = x.contiguous()
     rows = x.numel() // packed.in_features
-    y = x.new_empty(x.shape[:-1] + (packed.out_features,))
+    shape = x.shape[:-1] + (packed.out_features,)
+    y = out if _fits(out, shape, x, bias, residual) else x.new_empty(shape)
     if rows == 0:
         return y
     fn = loader.function("sg_linear_f16" if packed.data.dtype == torch.float16
@@ -121,3 +126,11 @@ def linear(x: Tensor, packed: Packed, bias: Optional[Tensor] = None,
     fn(x.data_ptr(), rows, packed.in_features, packed.data.data_ptr(), bias_ptr, y.data_ptr(),
        packed.out_features, residual_ptr, int(relu), torch.get_num_threads())
     return y
+
+
+def _fits(out: Optional[Tensor], shape, *inputs: Optional[Tensor]) -> bool:
+    """Whether `out` can take a result of `shape` computed from `inputs`."""
+    if out is None or out.shape != shape or out.dtype != torch.float32 or not out.is_contiguous():
+        return False
+    storage = out.untyped_storage().data_ptr()
+    return all(t is None or t.untyped_storage().data_ptr() != storage for t in inputs)
