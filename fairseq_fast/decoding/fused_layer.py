@@ -40,7 +40,7 @@ from torch import Tensor, nn
 from fairseq_fast.kernels import calls, fused, loader, small_gemm
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.model_gate import all_layers, encoder_refusal, layerdrop_draws, log_once
-from fairseq_fast.decoding.unpadded_encoder import encode_by_length
+from fairseq_fast.decoding.unpadded_encoder import encode_by_length, encoder_output
 from fairseq_fast.kernels.packed_linear import KERNEL_MAX_ROWS
 
 SPARSE_FFN_ENV = "FAIRSEQ_FAST_SPARSE_FFN"
@@ -319,11 +319,8 @@ class FusedEncoder:
                               [fused.NO_CROSS] * len(caches), None)
         if enc.layer_norm is not None:
             x = enc.layer_norm(x)
-        src_lengths = (src_tokens.ne(enc.padding_idx).sum(dim=1, dtype=torch.int32)
-                       .reshape(-1, 1).contiguous())
-        return {"encoder_out": [x.transpose(0, 1)], "encoder_padding_mask": [padding],
-                "encoder_embedding": [embedding], "encoder_states": [], "fc_results": [],
-                "src_tokens": [], "src_lengths": [src_lengths]}
+        return encoder_output(x.transpose(0, 1), padding, embedding, [],
+                              src_tokens.ne(enc.padding_idx).sum(dim=1))
 
 
 def encode(model: nn.Module, fused: Optional[FusedEncoder], net_input: dict) -> Optional[dict]:

@@ -39,12 +39,24 @@ ENV = "FAIRSEQ_FAST_UNPADDED_ENCODER"
 MIN_TOKENS = 128  # a sentence at least this long is encoded without padding
 
 
+def encoder_output(x: Tensor, padding: Tensor, embedding: Tensor, states: List[Tensor],
+                   lengths: Tensor) -> Dict[str, List[Tensor]]:
+    """The dict fairseq's TransformerEncoderBase returns: x [S, B, C], the padding mask [B, S],
+    the embedding [B, S, C], the layers' states (if asked for) and the lengths [B] of the
+    sources without padding."""
+    src_lengths = lengths.to(torch.int32).reshape(-1, 1).contiguous()
+    return {"encoder_out": [x], "encoder_padding_mask": [padding],
+            "encoder_embedding": [embedding], "encoder_states": states, "fc_results": [],
+            "src_tokens": [], "src_lengths": [src_lengths]}
+
+
 def encode_by_length(encoder: nn.Module, net_input: dict) -> Optional[Dict[str, List[Tensor]]]:
     """fairseq's encoder-output dict for net_input, computed group by group (module docstring);
     None where this does not apply."""
-    groups = _groups(encoder, net_input)
-    if groups is None:
+    found = _groups(encoder, net_input)
+    if found is None:
         return None
+    groups, lengths = found
     src_tokens = net_input["src_tokens"]
     padding = src_tokens.eq(encoder.padding_idx)
     left = bool(padding[:, 0].any())  # fairseq pads sources on the left by default
@@ -54,8 +66,7 @@ def encode_by_length(encoder: nn.Module, net_input: dict) -> Optional[Dict[str, 
     for rows, width in groups:
         cols = slice(length - width, length) if left else slice(0, width)
         tokens = src_tokens[rows, cols]
-        part = encoder.forward_torchscript(
-            {"src_tokens": tokens, "src_lengths": tokens.ne(encoder.padding_idx).sum(dim=1)})
+        part = encoder.forward_torchscript({"src_tokens": tokens, "src_lengths": lengths[rows]})
         x, emb = part["encoder_out"][0], part["encoder_embedding"][0]
         if out is None:
             out = x.new_zeros(length, bsz, x.size(-1))
@@ -65,17 +76,13 @@ def encode_by_length(encoder: nn.Module, net_input: dict) -> Optional[Dict[str, 
         embedding[rows, cols] = emb
         for whole, s in zip(states, part["encoder_states"]):
             whole[cols, rows] = s
-    src_lengths = (src_tokens.ne(encoder.padding_idx).sum(dim=1, dtype=torch.int32)
-                   .reshape(-1, 1).contiguous())
-    return {"encoder_out": [out], "encoder_padding_mask": [padding],
-            "encoder_embedding": [embedding], "encoder_states": states, "fc_results": [],
-            "src_tokens": [], "src_lengths": [src_lengths]}
+    return encoder_output(out, padding, embedding, states, lengths)
 
 
 def _groups(encoder: nn.Module, net_input: dict):
-    """[(row indices, width)]: each length of MIN_TOKENS or more with its sentences, and the
-    shorter sentences as one group as wide as the longest of them; None where this does not
-    apply (module docstring)."""
+    """([(row indices, width)], the sentences' lengths [B]): each length of MIN_TOKENS or more
+    with its sentences, and the shorter sentences as one group as wide as the longest of them;
+    None where this does not apply (module docstring)."""
     from fairseq.models.transformer import TransformerEncoderBase
 
     src_tokens = net_input.get("src_tokens")
@@ -97,4 +104,4 @@ def _groups(encoder: nn.Module, net_input: dict):
         groups.append((short, int(lengths[short].max())))
     for width in sorted(set(lengths[lengths >= MIN_TOKENS].tolist())):
         groups.append(((lengths == width).nonzero().flatten(), width))
-    return groups
+    return groups, lengths
