@@ -96,9 +96,9 @@ class FastEnsembleModel(EnsembleModel):
         self._last: List[Optional[DecoderState]] = [None] * len(models)
         # models whose log-probs are log_softmax(logits) as fairseq computes it: taken in place
         self._in_place = [plain_log_softmax(m) for m in models]
-        # the last single step's log-probs [rows, 1, V]: the next step's logits are written
-        # there (with a vocabulary of 128k or 256k at beam 5, a fresh [rows, V] costs page
-        # faults on tens of MiB each step); callers use a step's log-probs before the next step
+        # the last single step's log-probs [rows, 1, V] on CPU: the next step's logits are
+        # written there (with a vocabulary of 128k or 256k at beam 5, a fresh [rows, V] costs
+        # page faults on tens of MiB each step); callers use a step's log-probs before the next
         self._step_scores: Optional[Tensor] = None
 
     def __prepare_scriptable__(self):
@@ -255,14 +255,17 @@ class FastEnsembleModel(EnsembleModel):
                 logits, attn = backend.forward(state, feed, out=out), None
             if temperature != 1.0:  # x / 1 is x: skip a pass over [N, V]
                 logits = logits.div_(temperature)
-            if (self._in_place[i] and logits.dtype == torch.float32
+            # on CPU (where fresh memory costs page faults; a GPU backend may return a buffer
+            # of its own, such as a CUDA graph's output)
+            cpu = logits.device.type == "cpu"
+            if (cpu and self._in_place[i] and logits.dtype == torch.float32
                     and not logits.requires_grad):
                 probs = torch.log_softmax(logits, dim=-1, out=logits)  # the same op, in place
             else:
                 probs = model.get_normalized_probs((logits, None), log_probs=True, sample=None)
             if single:
                 written = out is not None and probs.data_ptr() == out.data_ptr()
-                if feed.size(1) == 1 and probs.is_contiguous() and not written:
+                if cpu and feed.size(1) == 1 and probs.is_contiguous() and not written:
                     self._step_scores = probs  # a new buffer (a written one keeps its size)
                 return probs, attn
             log_probs.append(probs)
