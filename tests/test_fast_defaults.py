@@ -156,13 +156,9 @@ def test_language_model_prompts_equal_stock(shape, beam, prompts, eos_bias, pref
     run_both([lm], args, sample, prefix_tokens=prefix)
 
 
-@pytest.mark.parametrize("eos_bias,beam,ngram", [(0.0, 3, 0), (1.0, 3, 2), (2.0, 5, 0),
-                                                   (1.0, 1, 0)])
-def test_sentences_leaving_the_batch_at_different_steps(monkeypatch, eos_bias, beam, ngram):
-    """Plain beam search runs the plugin's own loop (beam_search.py): sentences that finish
-    leave the batch at several different steps while others go on, and every hypothesis,
-    score and attention still equals stock's (the random models of the property tests mostly
-    run every sentence to max_len)."""
+def record_finishing_steps(monkeypatch) -> list:
+    """The steps at which the plugin's beam loop finishes sentences, one entry per sentence
+    (empty if fairseq's loop ran)."""
     from fairseq_fast.generators import beam_search
 
     finishing_steps = []
@@ -174,6 +170,17 @@ def test_sentences_leaving_the_batch_at_different_steps(monkeypatch, eos_bias, b
         return done
 
     monkeypatch.setattr(beam_search, "_finalize", spy)
+    return finishing_steps
+
+
+@pytest.mark.parametrize("eos_bias,beam,ngram", [(0.0, 3, 0), (1.0, 3, 2), (2.0, 5, 0),
+                                                   (1.0, 1, 0)])
+def test_sentences_leaving_the_batch_at_different_steps(monkeypatch, eos_bias, beam, ngram):
+    """Plain beam search runs the plugin's own loop (beam_search.py): sentences that finish
+    leave the batch at several different steps while others go on, and every hypothesis,
+    score and attention still equals stock's (the random models of the property tests mostly
+    run every sentence to max_len)."""
+    finishing_steps = record_finishing_steps(monkeypatch)
     model = translation_model(TASK, eos_bias=eos_bias, seed=7)
     sample = source_batch(DICT, [3, 5, 7, 2, 6, 4], seed=7)
     run_both([model], gen_args(beam=beam, max_len_b=12, no_repeat_ngram_size=ngram), sample)
@@ -186,17 +193,7 @@ def test_sentences_leave_while_others_are_still_on_their_prefix(monkeypatch, bea
     """A forced prefix runs in the plugin's loop: with prompts of very different lengths, short
     ones end (EOS is likely) while long ones are still forced, so the prefix must follow the
     sentences that stay."""
-    from fairseq_fast.generators import beam_search
-
-    finishing_steps = []
-    real = beam_search._finalize
-
-    def spy(gen, step, *args):
-        done = real(gen, step, *args)
-        finishing_steps.extend([step] * len(done))
-        return done
-
-    monkeypatch.setattr(beam_search, "_finalize", spy)
+    finishing_steps = record_finishing_steps(monkeypatch)
     lm = language_model(TASK, eos_bias=3.0, seed=5)
     sample, prefix = prompt_batch(DICT, [1, 9, 2, 6], seed=5)
     run_both([lm], gen_args(beam=beam, max_len_b=14), sample, prefix_tokens=prefix)
