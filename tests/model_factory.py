@@ -23,7 +23,8 @@ def make_dictionary(size: int, prefix: str = "w") -> Dictionary:
 
 def translation_model(task, layers=2, enc_layers=1, dim=16, heads=2, ffn=32, learned_pos=False,
                       normalize_before=False, share=False, eos_bias=0.0, seed=0, max_pos=64,
-                      layernorm_embedding=False, no_scale_embedding=False, dtype=torch.float64):
+                      layernorm_embedding=False, no_scale_embedding=False, dtype=torch.float64,
+                      activation="relu"):
     torch.manual_seed(seed)
     args = argparse.Namespace(
         encoder_layers=enc_layers, decoder_layers=layers, encoder_embed_dim=dim,
@@ -33,7 +34,7 @@ def translation_model(task, layers=2, enc_layers=1, dim=16, heads=2, ffn=32, lea
         encoder_normalize_before=normalize_before, decoder_normalize_before=normalize_before,
         share_decoder_input_output_embed=share, layernorm_embedding=layernorm_embedding,
         no_scale_embedding=no_scale_embedding, dropout=0.0, attention_dropout=0.0,
-        max_source_positions=max_pos, max_target_positions=max_pos)
+        max_source_positions=max_pos, max_target_positions=max_pos, activation_fn=activation)
     base_architecture(args)
     model = TransformerModel.build_model(args, task)
     _spread_logits(model.decoder, task.target_dictionary, eos_bias)
@@ -42,14 +43,14 @@ def translation_model(task, layers=2, enc_layers=1, dim=16, heads=2, ffn=32, lea
 
 def language_model(task, layers=2, dim=16, heads=2, ffn=32, learned_pos=False,
                    normalize_before=False, share=True, eos_bias=0.0, seed=0, max_pos=64,
-                   dtype=torch.float64):
+                   dtype=torch.float64, activation="relu"):
     torch.manual_seed(seed)
     args = argparse.Namespace(
         decoder_layers=layers, decoder_embed_dim=dim, decoder_ffn_embed_dim=ffn,
         decoder_attention_heads=heads, decoder_learned_pos=learned_pos,
         decoder_normalize_before=normalize_before, share_decoder_input_output_embed=share,
         dropout=0.0, attention_dropout=0.0, tokens_per_sample=max_pos, max_target_positions=max_pos,
-        add_bos_token=False)
+        add_bos_token=False, activation_fn=activation)
     base_lm_architecture(args)
     model = TransformerLanguageModel.build_model(args, task)
     _spread_logits(model.decoder, task.target_dictionary, eos_bias)

@@ -1,13 +1,14 @@
 """fused_layer.py (csrc/decoder_layer.c): a whole decoder layer step in one C call agrees with
 the lean decoder's Python path (the reference, which the float64 tests compare with stock) to
 float32 rounding, for every way the decoders are driven (verify windows, ragged rows, beams
-sharing encoder K/V, source padding, language models, pre- and post-norm), is taken exactly
-where it should be, and follows weight changes."""
+sharing encoder K/V, source padding, language models, pre- and post-norm, ReLU and GELU), is
+taken exactly where it should be, and follows weight changes."""
 import pytest
 import torch
 import torch.nn.functional as F
+from fairseq.modules import gelu_accurate
 
-from fairseq_fast.kernels import small_gemm
+from fairseq_fast.kernels import loader, small_gemm
 from fairseq_fast.decoding.backends import FusedBackend, TorchBackend, decoder_backend
 from fairseq_fast.decoding.fused_layer import FusedLayers, layer_supported
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
@@ -23,6 +24,31 @@ TASK = DummyTask(DICT, DICT)
 def _close(a, b, tol=1e-5):
     assert a.shape == b.shape
     return bool(((a - b).abs().max() / b.abs().max().clamp(min=1.0)) < tol)
+
+
+@needs_kernel
+@pytest.mark.parametrize("level", loader.runnable_levels(loader.library() or object()))
+def test_gelu_is_torchs_to_float32_rounding(level):
+    """decoder_layer.c's GELU at every instruction set level, against F.gelu in float64: within
+    the error of the erf it uses (Abramowitz and Stegun 7.1.26, 1.5e-7) and float32 rounding,
+    over a dense sweep, tiny and huge inputs; NaN stays NaN; how the values are cut into rows
+    and shared among threads changes no bit."""
+    gelu = loader.variant("dl_gelu_f32", level)
+    x = torch.cat([torch.linspace(-12, 12, 400_001), torch.randn(100_000) * 1e-3,
+                   torch.tensor([0.0, -0.0, 1e-30, -1e-30, 1e-40, 87.0, -87.0, 1e6, -1e6])])
+    y = x.clone()
+    gelu(y.data_ptr(), 1, y.numel(), 1)
+    want = F.gelu(x.double())
+    error = (y.double() - want).abs()
+    bound = 0.5 * x.double().abs() * 1.5e-7 + torch.finfo(torch.float32).eps * want.abs()
+    assert bool((error <= 3 * bound + 1e-44).all())
+    rows = x[:400_000].clone().view(400, 1000)  # rows shared among two threads
+    gelu(rows.data_ptr(), 400, 1000, 2)
+    assert torch.equal(rows.flatten(), y[:400_000])
+    nan, one = torch.tensor([float("nan"), 1.0]), torch.tensor([1.0])
+    gelu(nan.data_ptr(), 1, 2, 1)
+    gelu(one.data_ptr(), 1, 1, 1)
+    assert bool(nan[0].isnan()) and nan[1] == one[0]
 
 
 def _drive(model, backend, sample, group=1):
@@ -87,13 +113,15 @@ def _both_paths(model, sample, group=1):
 @pytest.mark.parametrize("normalize_before", [False, True])
 @pytest.mark.parametrize("dim,heads", [(64, 4), (48, 2), (32, 8)])
 @pytest.mark.parametrize("group", [1, 3])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
 def test_translation_layers_in_one_call_match_the_python_path(normalize_before, dim, heads,
-                                                              group):
+                                                              group, activation):
     """Head sizes 16, 24 (the attention kernel's scalar path), 4; beams: `group` rows per
-    source sentence reading its encoder K/V; left-padded sources of different lengths."""
+    source sentence reading its encoder K/V; left-padded sources of different lengths; ReLU and
+    GELU feed-forwards."""
     model = translation_model(TASK, layers=2, dim=dim, heads=heads, ffn=2 * dim,
                               normalize_before=normalize_before, seed=dim + group,
-                              dtype=torch.float32)
+                              dtype=torch.float32, activation=activation)
     sample = source_batch(DICT, [7, 3, 9], seed=group)
     layers, (want, cache_ref, lengths_ref), whole = _both_paths(model, sample, group)
     for have, cache, lengths in (layers, whole):
@@ -106,10 +134,12 @@ def test_translation_layers_in_one_call_match_the_python_path(normalize_before, 
 
 @needs_kernel
 @pytest.mark.parametrize("normalize_before", [False, True])
-def test_language_model_layers_in_one_call_match_the_python_path(normalize_before):
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_language_model_layers_in_one_call_match_the_python_path(normalize_before, activation):
     """No encoder attention."""
     model = language_model(TASK, layers=2, dim=64, heads=4, ffn=128,
-                           normalize_before=normalize_before, dtype=torch.float32)
+                           normalize_before=normalize_before, dtype=torch.float32,
+                           activation=activation)
     layers, python, whole = _both_paths(model, None)
     for a, b, c in zip(layers[0], python[0], whole[0]):
         assert _close(a, b) and _close(c, b)
@@ -137,15 +167,16 @@ def _drive_beams(model, backend, sample, group, origins):
 
 
 @needs_kernel
-@pytest.mark.parametrize("normalize_before", [False, True])
+@pytest.mark.parametrize("normalize_before,activation", [(False, "relu"), (True, "gelu")])
 @pytest.mark.parametrize("group", [1, 3])
-def test_beam_search_steps_in_one_call_match_the_python_path(normalize_before, group):
+def test_beam_search_steps_in_one_call_match_the_python_path(normalize_before, activation,
+                                                             group):
     """The fused layers read the cache through the state's origins (beams reordered and rows
     gone without copies) and return the last layer's encoder attention: logits and attention
     as the Python path's, with origins and with copies."""
     model = translation_model(TASK, layers=2, dim=64, heads=4, ffn=128,
                               normalize_before=normalize_before, seed=group,
-                              dtype=torch.float32)
+                              dtype=torch.float32, activation=activation)
     sample = source_batch(DICT, [7, 3, 9], seed=group)
     runs = {}
     with torch.no_grad():
@@ -175,12 +206,12 @@ def test_where_the_fused_layers_are_not_taken():
     with torch.enable_grad():
         assert not fused.ready(6)
     assert decoder_backend(model, kernels=False).name == "torch"
-    gelu = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
-    gelu.decoder.layers[1].activation_fn = F.gelu
-    assert not layer_supported(gelu.decoder.layers[1])
-    assert layer_supported(gelu.decoder.layers[0])
-    assert FusedLayers.build(list(gelu.decoder.layers), lean.linear) is None
-    assert decoder_backend(gelu).name == "torch"
+    tanh = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
+    tanh.decoder.layers[1].activation_fn = gelu_accurate  # GELU's tanh approximation
+    assert not layer_supported(tanh.decoder.layers[1])
+    assert layer_supported(tanh.decoder.layers[0])
+    assert FusedLayers.build(list(tanh.decoder.layers), lean.linear) is None
+    assert decoder_backend(tanh).name == "torch"
     with torch.no_grad():
         sample = source_batch(DICT, [5, 4], seed=0)
         # a model turned float64 after its backend was chosen: the C layers are not taken,
@@ -372,7 +403,7 @@ def test_encoder_falls_back_where_not_usable():
     model.encoder.__class__ = Custom
     assert FusedEncoder.build(model.encoder, linear) is None
     model.encoder.__class__ = Custom.__mro__[1]
-    model.encoder.layers[0].activation_fn = F.gelu
+    model.encoder.layers[0].activation_fn = gelu_accurate
     assert FusedEncoder.build(model.encoder, linear) is None
 
 

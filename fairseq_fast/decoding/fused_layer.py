@@ -11,7 +11,7 @@ each costs tens of microseconds (its data and the dispatcher's code evicted by t
 streamed before it), which on the demo pair is as much as the matmuls themselves. The C layer
 does the same arithmetic (the matmul kernel, the attention kernel, layer norms, the cache write)
 without leaving C. Used for float32 on CPU with the kernels built, up to KERNEL_MAX_ROWS rows
-per call, for layers of the plain fairseq kind: ReLU, affine layer norms (pre- or post-norm),
+per call, for layers of the plain fairseq kind: ReLU or GELU, affine layer norms (pre- or post-norm),
 equal query/key/value sizes, no NormFormer extras; anything else takes the Python path, which is
 the reference (and what float64 tests check against stock). The layers read the self-attention
 cache through a state's `origin` where it has one (fairseq's generator on CPU: beams reordered
@@ -20,7 +20,7 @@ probabilities (fairseq's generator stores them at every step).
 
 fc2 reads relu(fc1(x)), mostly zeros in a trained model: the C layer gives it to the matmul
 kernel's sparse-input variant, which skips them where that is cheaper (the same bits; see
-sparse_ffn()).
+sparse_ffn()). GELU's outputs are seldom zero: its fc2 is the dense kernel.
 
 Weights are the ones packed_linear.py packs (the same cache: packed once, packed again when a
 weight changes); the per-layer argument structs are rebuilt only when a parameter (or the
@@ -61,6 +61,15 @@ def plain_norm(module) -> bool:
             and len(module.normalized_shape) == 1 and module.bias is not None)
 
 
+def activation(layer: nn.Module) -> Optional[int]:
+    """The layer's activation as decoder_layer.c names it (fused.ACT_*), None for one it lacks:
+    ReLU, or GELU as fairseq's `gelu` (F.gelu on float32) computes it."""
+    from fairseq.modules.gelu import gelu
+
+    fn = layer.activation_fn
+    return fused.ACT_RELU if fn is F.relu else fused.ACT_GELU if fn in (gelu, F.gelu) else None
+
+
 def layer_supported(layer: nn.Module) -> bool:
     """A decoder (or encoder) layer whose step decoder_layer.c computes as the Python path does
     (the same operations; float32 rounding aside)."""
@@ -69,7 +78,7 @@ def layer_supported(layer: nn.Module) -> bool:
     if (getattr(layer, "c_attn", None) is not None or getattr(layer, "attn_ln", None) is not None
             or getattr(layer, "ffn_layernorm", None) is not None
             or getattr(layer, "w_resid", None) is not None
-            or layer.activation_fn is not F.relu
+            or activation(layer) is None
             or attn.num_heads * attn.head_dim != dim
             or not plain_norm(layer.self_attn_layer_norm)
             or not plain_norm(layer.final_layer_norm)
@@ -134,6 +143,7 @@ class FusedLayers:
         qkv_w, qkv_b = self.linear.stack([m.weight for m in proj], [m.bias for m in proj])
         # 0 x inf is NaN, which skipping would not give (checked once per packed weight)
         finite = self.linear.packed(layer.fc2.weight, "kernel").finite
+        act = activation(layer)
         return fused.layer(
             dim=attn.embed_dim, heads=attn.num_heads, head_dim=attn.head_dim,
             ffn=layer.fc1.out_features, normalize_before=layer.normalize_before,
@@ -143,7 +153,8 @@ class FusedLayers:
             out=self._linear_struct(attn.out_proj.weight, attn.out_proj.bias),
             fc1=self._linear_struct(layer.fc1.weight, layer.fc1.bias),
             fc2=self._linear_struct(layer.fc2.weight, layer.fc2.bias),
-            sparse_ffn=sparse_ffn() if finite else SPARSE_NEVER,
+            sparse_ffn=sparse_ffn() if finite and act == fused.ACT_RELU else SPARSE_NEVER,
+            activation=act,
             cross=None if cross is None else (
                 cross.scaling, self._norm_struct(layer.encoder_attn_layer_norm),
                 self._linear_struct(cross.q_proj.weight, cross.q_proj.bias),

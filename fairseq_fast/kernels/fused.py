@@ -25,6 +25,8 @@ from torch import Tensor
 from fairseq_fast.kernels import calls, loader
 from fairseq_fast.kernels.calls import check_tensor, check_within, ptr, require
 
+ACT_RELU, ACT_GELU = loader.CONSTANTS["ACT_RELU"], loader.CONSTANTS["ACT_GELU"]  # kernels.h
+
 Linear, Norm, Layer, Decoder, LayerState, Rules = (loader.struct(name) for name in (
     "dl_linear", "dl_norm", "dl_layer", "gd_decoder", "gd_layer_state", "gd_rules"))
 
@@ -65,13 +67,14 @@ def linear(packed: Tensor, bias: Optional[Tensor], *, in_features: int, out_feat
 
 def layer(*, dim: int, heads: int, head_dim: int, ffn: int, normalize_before: bool,
           scaling: float, self_norm: Norm, final_norm: Norm, qkv: Linear, out: Linear,
-          fc1: Linear, fc2: Linear, sparse_ffn: int,
+          fc1: Linear, fc2: Linear, sparse_ffn: int, activation: int,
           cross: Optional[Tuple[float, Norm, Linear, Linear]] = None) -> Layer:
-    """A decoder (or encoder) layer's struct; cross: the encoder attention's (scaling, norm,
-    q projection, out projection), or None."""
+    """A decoder (or encoder) layer's struct; activation: ACT_RELU or ACT_GELU; cross: the
+    encoder attention's (scaling, norm, q projection, out projection), or None."""
     if calls.STRICT:
         name = "dl_layer"
         require(name, heads * head_dim == dim, f"{heads} heads of {head_dim} for width {dim}")
+        require(name, activation in (ACT_RELU, ACT_GELU), f"activation {activation}")
         for what, lin, k, n in (("qkv", qkv, dim, 3 * dim), ("out", out, dim, dim),
                                 ("fc1", fc1, dim, ffn), ("fc2", fc2, ffn, dim)):
             require(name, (lin.in_features, lin.out_features) == (k, n),
@@ -83,6 +86,7 @@ def layer(*, dim: int, heads: int, head_dim: int, ffn: int, normalize_before: bo
     s.norm[0], s.norm[2] = self_norm, final_norm
     s.qkv, s.out, s.fc1, s.fc2 = qkv, out, fc1, fc2
     s.sparse_ffn = sparse_ffn
+    s.activation = activation
     s.has_cross = int(cross is not None)
     if cross is not None:
         s.cross_scaling, s.norm[1], s.cross_q, s.cross_out = cross

@@ -10,13 +10,14 @@
  *   pre-norm (normalize_before):              post-norm:
  *   x += out(attn(qkv(LN0(x))))               x = LN0(x + out(attn(qkv(x))))
  *   x += cout(cross(cq(LN1(x))))              x = LN1(x + cout(cross(cq(x))))
- *   x += fc2(relu(fc1(LN2(x))))               x = LN2(x + fc2(relu(fc1(x))))
+ *   x += fc2(act(fc1(LN2(x))))                x = LN2(x + fc2(act(fc1(x))))
  *
  * with the new keys/values written into the self-attention cache at slots start[b] + j (rows may
  * be at different lengths), q scaled as fairseq scales it, residual adds and ReLU fused into the
  * matmuls' stores (the same bits as separate ops), fc2 over relu's nonzero outputs where
- * L->sparse_ffn says (small_gemm.c: the same bits as over all of them). Layer norms are computed here: the same
- * formula as torch's, rounded differently in the last bits (~1e-7 relative).
+ * L->sparse_ffn says (small_gemm.c: the same bits as over all of them). act is ReLU or GELU
+ * (L->activation). Layer norms and GELU are computed here: the same formulas as torch's, rounded
+ * differently in the last bits (~1e-7 relative).
  */
 #include <math.h>
 #include <stdint.h>
@@ -42,6 +43,58 @@ static void linear_sparse_input(const dl_linear *l, const float *x, int64_t R, f
   else
     sg_sparse_linear_f32_units(x, R, l->in_features, (const float *)l->w, l->b, y,
                                l->out_features, res, 0, scratch, mode);
+}
+
+/* exp(-a) for a >= 0, a above 87 (or NaN) taken as 87 (an integer min of the bits, which the
+ * compiler vectorises at every level, where a float comparison it would not): -a = n ln 2 + g
+ * with |g| <= ln 2 / 2 (n rounded by adding 1.5 * 2^23; ln 2 in two parts, so that n ln 2 is
+ * exact), a degree-5 polynomial for exp(g) (Cephes expf), scaled by 2^n in the exponent bits */
+static inline float exp_negative(float a) {
+  const float magic = 12582912.0f;
+  uint32_t n, bits;
+  memcpy(&bits, &a, sizeof bits);
+  bits = bits < 0x42AE0000u ? bits : 0x42AE0000u; /* 87.0f */
+  memcpy(&a, &bits, sizeof a);
+  const float x = -a;
+  float fn = x * 1.44269504088896341f + magic;
+  memcpy(&n, &fn, sizeof n);
+  n -= 0x4B400000u; /* the integer, two's complement */
+  fn -= magic;
+  const float g = (x - fn * 0.693359375f) - fn * -2.12194440e-4f;
+  float p = ((((1.9875691500e-4f * g + 1.3981999507e-3f) * g + 8.3334519073e-3f) * g +
+              4.1665795894e-2f) * g + 1.6666665459e-1f) * g + 5.0000001201e-1f;
+  p = p * g * g + g + 1.0f;
+  memcpy(&bits, &p, sizeof bits);
+  bits += n << 23;
+  memcpy(&p, &bits, sizeof p);
+  return p;
+}
+
+/* GELU, x * 0.5 * (1 + erf(x / sqrt 2)) (torch's F.gelu, fairseq's `gelu`), with erf as
+ * torch's vectorised CPU erf writes it: Abramowitz and Stegun 7.1.26, 1 - r(t) t exp(-z^2) with
+ * t = 1 / (1 + p |z|), absolute error below 1.5e-7, sign restored */
+static inline float gelu(float x) {
+  const float z = x * 0.70710678118654752f;
+  const float t = 1.0f / (0.3275911f * fabsf(z) + 1.0f);
+  const float r = (((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) *
+                      t + 0.254829592f;
+  const float e = 1.0f - r * t * exp_negative(z * z);
+  return x * 0.5f * (1.0f + copysignf(e, z));
+}
+
+/* rows [R, n] in place, rows shared among the region's threads */
+static void gelu_units(float *x, int64_t R, int64_t n) {
+#pragma omp for schedule(static)
+  for (int64_t r = 0; r < R; r++) {
+    float *xr = x + r * n;
+#pragma omp simd
+    for (int64_t c = 0; c < n; c++) xr[c] = gelu(xr[c]);
+  }
+}
+
+void dl_gelu_f32(float *x, int64_t R, int64_t n, int threads) {
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  gelu_units(x, R, n);
 }
 
 /* h, att [R, dim]; qkv or the FFN's hidden units [R, max(3 dim, ffn)]; fc2's scratch */
@@ -149,7 +202,8 @@ void dl_layer_units(const dl_layer *L, float *x, int64_t B, int64_t n, float *ca
     dl_norm_units(&L->norm[2], x, h, R, C);
     in = h;
   }
-  linear(&L->fc1, in, R, f, NULL, 1);
+  linear(&L->fc1, in, R, f, NULL, L->activation == FF_ACT_RELU);
+  if (L->activation == FF_ACT_GELU) gelu_units(f, R, L->ffn);
   linear_sparse_input(&L->fc2, f, R, x, x, L->sparse_ffn, scratch);
   if (!pre) dl_norm_units(&L->norm[2], x, x, R, C);
 }

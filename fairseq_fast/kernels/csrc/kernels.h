@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define FF_ABI_VERSION 9
+#define FF_ABI_VERSION 10
 
 /* Constants Python uses too: kernels/loader.py reads each `#define FF_<NAME> <integer>` of this
  * file into loader.CONSTANTS["<NAME>"], so that neither side copies the other's by hand. */
@@ -22,6 +22,9 @@
 #define FF_SPARSE_NEVER 0   /* the dense kernel */
 #define FF_SPARSE_CHEAPER 1 /* skip x's zeros where sg_sparse_cheaper says that is cheaper */
 #define FF_SPARSE_ALWAYS 2  /* skip x's zeros */
+/* dl_layer's activation, between fc1 and fc2 */
+#define FF_ACT_RELU 0
+#define FF_ACT_GELU 1 /* x * 0.5 * (1 + erf(x / sqrt 2)), fairseq's `gelu` */
 /* bs_candidates_*'s mode: the length rule of a step */
 #define FF_NO_RULE 0
 #define FF_ONLY_EOS 1 /* at the maximum length: EOS only */
@@ -91,7 +94,8 @@ typedef struct {
   float scaling;
   float cross_scaling;
   int32_t sparse_ffn;        /* fc2's sg_sparse_linear mode (its input is relu(fc1)); 0 unless
-                                the fc2 weight is finite */
+                                the fc2 weight is finite and the activation ReLU */
+  int32_t activation;        /* FF_ACT_* */
   dl_norm norm[3];           /* self_attn_layer_norm, encoder_attn_layer_norm, final_layer_norm */
   dl_linear qkv;
   dl_linear out;
@@ -101,6 +105,8 @@ typedef struct {
   dl_linear fc2;
 } dl_layer;
 
+/* GELU (FF_ACT_GELU) over x [R, n] in place, as dl_layer_f32 applies it */
+void dl_gelu_f32(float *x, int64_t R, int64_t n, int threads);
 /* the work floats of dl_layer_f32 for R = B * n rows of layers of width dim, FFN ffn */
 int64_t dl_work_floats(int64_t R, int64_t dim, int64_t ffn);
 void dl_layer_f32(const dl_layer *L, float *x, int64_t B, int64_t n, float *cache_k,
