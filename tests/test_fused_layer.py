@@ -322,15 +322,17 @@ def test_changed_weights_are_used(change):
 
 
 @needs_kernel
-@pytest.mark.parametrize("normalize_before", [False, True])
+@pytest.mark.parametrize("normalize_before,activation",
+                         [(False, "relu"), (True, "relu"), (False, "gelu")])
 @pytest.mark.parametrize("lengths", [[9], [7, 3, 9]])
-def test_encoder_layers_in_one_call_match_fairseqs_encoder(normalize_before, lengths):
+def test_encoder_layers_in_one_call_match_fairseqs_encoder(normalize_before, activation,
+                                                           lengths):
     """FusedEncoder: fairseq's encoder-output dict, encoder_out within float32 rounding (source
     padding masked, padded positions zeroed as fairseq does), the other entries equal."""
     from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
     model = translation_model(TASK, layers=1, enc_layers=2, dim=64, heads=4, ffn=128,
                               normalize_before=normalize_before, seed=len(lengths),
-                              dtype=torch.float32)
+                              dtype=torch.float32, activation=activation)
     sample = source_batch(DICT, lengths, seed=2)
     fused = FusedEncoder.build(model.encoder, LeanDecoder(model.decoder).linear)
     assert fused is not None

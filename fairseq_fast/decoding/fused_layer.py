@@ -11,12 +11,12 @@ each costs tens of microseconds (its data and the dispatcher's code evicted by t
 streamed before it), which on the demo pair is as much as the matmuls themselves. The C layer
 does the same arithmetic (the matmul kernel, the attention kernel, layer norms, the cache write)
 without leaving C. Used for float32 on CPU with the kernels built, up to KERNEL_MAX_ROWS rows
-per call, for layers of the plain fairseq kind: ReLU or GELU, affine layer norms (pre- or post-norm),
-equal query/key/value sizes, no NormFormer extras; anything else takes the Python path, which is
-the reference (and what float64 tests check against stock). The layers read the self-attention
-cache through a state's `origin` where it has one (fairseq's generator on CPU: beams reordered
-without copies, decoder_state.py) and, when asked, hand back the last layer's encoder attention
-probabilities (fairseq's generator stores them at every step).
+per call, for layers of the plain fairseq kind: ReLU or GELU, affine layer norms (pre- or
+post-norm), equal query/key/value sizes, no NormFormer extras; anything else takes the Python
+path, which is the reference (and what float64 tests check against stock). The layers read the
+self-attention cache through a state's `origin` where it has one (fairseq's generator on CPU:
+beams reordered without copies, decoder_state.py) and, when asked, hand back the last layer's
+encoder attention probabilities (fairseq's generator stores them at every step).
 
 fc2 reads relu(fc1(x)), mostly zeros in a trained model: the C layer gives it to the matmul
 kernel's sparse-input variant, which skips them where that is cheaper (the same bits; see
