@@ -35,8 +35,9 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                                                                   fairseq's own decoding path,
                                                                   logged, for a model
                                                                   model_gate.py refuses
-    pipeline           fairseq_cli.generate._main,                with --postprocess-workers N > 0:
-                       fairseq_cli.interactive.main               async_cli.py's loop (generation
+    pipeline           fairseq_cli.generate._main,                with --postprocess-workers N > 0
+                       fairseq_cli.interactive.main               (or --inflight-batching):
+                                                                  async_cli.py's loop (generation
                                                                   only; text made in N processes,
                                                                   written in order); N = 0 (the
                                                                   default) calls the original,
@@ -158,9 +159,11 @@ def _parse_args_and_arch(original):
             init_skip.allow(parsed)
             _replace_cli_mains()
             _keep_last_batch()
-            if cfg.postprocess_workers and _off("pipeline"):
-                raise UserError(f"--postprocess-workers needs the 'pipeline' override, which "
-                                f"{OFF_ENV} switches off")
+            for flag, given in (("--postprocess-workers", cfg.postprocess_workers),
+                                ("--inflight-batching", cfg.inflight_batching)):
+                if given and _off("pipeline"):
+                    raise UserError(f"{flag} needs the 'pipeline' override, which {OFF_ENV} "
+                                    f"switches off")
             if cfg.generator != "default":
                 options.check_generation_args(parsed, cfg)
                 from fairseq.tasks import TASK_REGISTRY, FairseqTask
@@ -183,6 +186,10 @@ def _build_generator(original):
         if cfg.postprocess_workers and not options.from_command_line(args):
             raise UserError("postprocess_workers is a fairseq-generate / fairseq-interactive "
                             "option (--postprocess-workers), not a generation setting")
+        if cfg.inflight_batching and not options.from_command_line(args):
+            raise UserError("inflight_batching is a fairseq-generate option "
+                            "(--inflight-batching), not a generation setting; in Python, call "
+                            "the generator's generate_stream()")
         if cfg.generator != "default" and seq_gen_cls is None:
             options.check_generation_args(args, cfg, extra_gen_cls_kwargs,
                                           prefix_allowed_tokens_fn)
@@ -281,7 +288,7 @@ def _summary_after_success(generator) -> None:
 def _generate_main(original):
     def _main(cfg, output_file):
         workers = options.postprocess_workers(cfg)
-        if workers == 0:
+        if workers == 0 and not getattr(cfg.generation, "inflight_batching", False):
             from fairseq_fast.cli.output import guarded
 
             guarded_file = guarded(output_file)
@@ -305,6 +312,9 @@ def _interactive_main(original):
             from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
             cfg = _convert(convert_namespace_to_omegaconf)(cfg)
+        if getattr(cfg.generation, "inflight_batching", False):
+            raise UserError("--inflight-batching is for fairseq-generate (fairseq-interactive "
+                            "answers each input batch as it comes)")
         workers = options.postprocess_workers(cfg)
         if workers == 0:
             from fairseq_fast.cli.output import guarded_stdout

@@ -161,6 +161,41 @@ def test_generate_without_a_draft_model_matches_stock(tiny_pair, ours):
     assert "speculative decoding: 40 sentences" in plugin.stderr
 
 
+def _without_timings(stdout):
+    return [line for line in stdout.splitlines() if not line.startswith("Generate ")]
+
+
+@pytest.mark.parametrize("workers,ours", [("0", []), ("2", ["--draft-method", "ngram"])])
+def test_inflight_batching_prints_what_batches_print(tiny_pair, workers, ours):
+    """--inflight-batching at batch 3 (40 sentences): the same output, line for line and in the
+    same order, as the same generator batch by batch."""
+    extra = ["--batch-size", "3", "--postprocess-workers", workers]
+    spec = SPEC(tiny_pair) if not ours else ["--generator", "speculative", *ours]
+    batches = run("fairseq-generate", generate_args(tiny_pair, *extra) + spec)
+    inflight = run("fairseq-generate", generate_args(tiny_pair, *extra) + spec
+                   + ["--inflight-batching"])
+    assert batches.returncode == 0 and inflight.returncode == 0, inflight.stderr[-2000:]
+    assert _without_timings(inflight.stdout) == _without_timings(batches.stdout)
+    assert len(hypotheses(inflight.stdout)) == 40
+    assert "in-flight batching, up to 3 sentences at a time" in inflight.stderr
+
+
+@pytest.mark.parametrize("tool,case,needles", [
+    ("fairseq-generate", ["--batch-size", "4"], ["--inflight-batching is for --generator"]),
+    ("fairseq-generate", ["--max-tokens", "400"] + ["{spec}"], ["needs --batch-size"]),
+    ("fairseq-interactive", ["{spec}"], ["is for fairseq-generate"]),
+])
+def test_inflight_batching_refusals(tiny_pair, tool, case, needles):
+    spec = SPEC(tiny_pair)
+    args = [a for c in case for a in (spec if c == "{spec}" else [c])] + ["--inflight-batching"]
+    if tool == "fairseq-generate":
+        result = run(tool, generate_args(tiny_pair) + args)
+    else:
+        text, base = interactive_input(tiny_pair, 2, beam=1)
+        result = run(tool, base + args, stdin=text)
+    assert_one_line_error(result, *needles)
+
+
 @pytest.mark.parametrize("case,needles", [
     (["--draft-method", "ngram", "--draft-path", "{draft}"], ["uses no draft model"]),
     (["--draft-method", "layers", "--draft-layers", "5"], ["between 1 and 1"]),

@@ -128,6 +128,39 @@ def test_masked_keys_get_no_weight_and_all_masked_gives_nan_as_torch():
 
 
 @needs_kernel
+def _levels():
+    from fairseq_fast.kernels import loader
+
+    lib = loader.library() if small_gemm.available() else None
+    return [] if lib is None else loader.runnable_levels(lib)
+
+
+@needs_kernel
+@pytest.mark.parametrize("level", _levels())
+def test_masked_keys_appended_change_no_bit(monkeypatch, level):
+    """In-flight batching pads a newcomer's encoder keys on the right to the longest source in
+    flight: a row's attention over its own keys (its own left padding included) is the same
+    bits with any number of masked keys after them, at every level and head size (the vector
+    paths and the scalar one), for every key count (all tails of a group of four)."""
+    from fairseq_fast.kernels import loader
+
+    fn = loader.variant("fa_attend_f32", level)
+    monkeypatch.setattr(loader, "function",
+                        lambda name: fn if name == "fa_attend_f32" else None)
+    for dim in (16, 64, 24):
+        for keys in range(1, 14):
+            q, k, v = _qkv(3, 2, 3, dim, keys, seed=keys)
+            pad = torch.zeros(3, keys, dtype=torch.bool)
+            pad[1, : min(2, keys - 1)] = True  # left padding of its own
+            alone = cpu_attention.attend(q, k, v, pad=pad)
+            for extra in (1, 2, 3, 5, 17):
+                zeros = torch.zeros(3, 2, extra, dim)
+                wide = cpu_attention.attend(
+                    q, torch.cat([k, zeros], 2), torch.cat([v, zeros + 7.0], 2),
+                    pad=torch.cat([pad, torch.ones(3, extra, dtype=torch.bool)], 1))
+                assert torch.equal(alone, wide), (dim, keys, extra)
+
+
 def test_large_scores_are_stable():
     """Scores in the hundreds (softmax saturates): the max is subtracted before exp."""
     q, k, v = _qkv(1, 2, 2, 64, 20)

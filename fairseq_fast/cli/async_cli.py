@@ -135,6 +135,21 @@ def _run(pipeline, loop):
                          130)
 
 
+def inflight_rows(cfg, task, generator) -> int:
+    """The sentences --inflight-batching keeps in flight (--batch-size); one line and exit for
+    what it does not take."""
+    from fairseq.tasks import FairseqTask
+
+    if not hasattr(generator, "generate_stream"):
+        raise UserError("--inflight-batching is for --generator speculative or bild")
+    if type(task).inference_step is not FairseqTask.inference_step:
+        raise UserError(f"--inflight-batching does not support task {cfg.task._name} yet (it "
+                        f"has its own inference step)")
+    if not cfg.dataset.batch_size:
+        raise UserError("--inflight-batching needs --batch-size: the sentences kept in flight")
+    return int(cfg.dataset.batch_size)
+
+
 def generate(cfg, output_file, workers: int):
     """fairseq_cli.generate._main with the loop's post-processing in `workers` processes."""
     logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
@@ -159,24 +174,47 @@ def generate(cfg, output_file, workers: int):
     gen_timer = StopwatchMeter()
     scorer = scoring.build_scorer(cfg.scoring, tgt_dict)
     lines = setup.lines(cfg, string_scorer=hasattr(scorer, "add_string"))
+    inflight = bool(getattr(cfg.generation, "inflight_batching", False))
+    rows = inflight_rows(cfg, task, generator) if inflight else 0
     pipeline = Pipeline(workers, lines, output_file, lambda s: add_to_scorer(scorer, s))
-    logger.info(f"fairseq_fast: post-processing in {workers} worker processes")
+    if workers:
+        logger.info(f"fairseq_fast: post-processing in {workers} worker processes")
+    if inflight:
+        logger.info(f"fairseq_fast: in-flight batching, up to {rows} sentences at a time")
     state = {"sentences": 0, "has_target": True}
 
-    def loop():
-        wps_meter = TimeMeter()
-        for seq, sample in enumerate(progress):
+    def samples():
+        for sample in progress:
             sample = utils.move_to_cuda(sample) if use_cuda else sample
             if "net_input" not in sample:
                 continue
             prefix_tokens = None
             if cfg.generation.prefix_size > 0:
                 prefix_tokens = sample["target"][:, : cfg.generation.prefix_size]
+            yield sample, prefix_tokens
+
+    def generated():
+        """(sample, hypos) of each batch, in order; the generation time on gen_timer."""
+        if not inflight:
+            for sample, prefix_tokens in samples():
+                gen_timer.start()
+                hypos = task.inference_step(generator, models, sample,
+                                            prefix_tokens=prefix_tokens,
+                                            constraints=sample.get("constraints"))
+                gen_timer.stop(sum(len(h[0]["tokens"]) for h in hypos))
+                yield sample, hypos
+            return
+        gen_timer.start()
+        for sample, hypos in generator.generate_stream(samples(), rows):
+            gen_timer.stop(sum(len(h[0]["tokens"]) for h in hypos))
+            yield sample, hypos
             gen_timer.start()
-            hypos = task.inference_step(generator, models, sample, prefix_tokens=prefix_tokens,
-                                        constraints=sample.get("constraints"))
+        gen_timer.stop(0)
+
+    def loop():
+        wps_meter = TimeMeter()
+        for seq, (sample, hypos) in enumerate(generated()):
             num_generated_tokens = sum(len(h[0]["tokens"]) for h in hypos)
-            gen_timer.stop(num_generated_tokens)
             ids = sample["id"].tolist()
             raw = (originals(task, cfg.dataset.gen_subset, ids)
                    if align_dict is not None else None)

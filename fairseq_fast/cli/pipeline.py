@@ -5,7 +5,9 @@
 
 The main loop hands each generated batch over (`put`) and goes on generating; the workers turn
 batches into text; the writer emits them in the order they were generated and feeds the scorer.
-At most 2N+2 batches are in flight: when the workers fall behind, `put` waits.
+At most 2N+2 batches are in flight: when the workers fall behind, `put` waits. With N = 0
+(fairseq-generate --inflight-batching without --postprocess-workers) the writer thread formats
+each batch itself.
 
 Faults end the run within seconds and lose nothing that was generated:
 - a worker dies: the writer formats the batches the pool can no longer deliver itself, writes
@@ -53,9 +55,12 @@ class Pipeline:
         self.lines, self.output, self.on_scored = lines, output, on_scored
         # fork: workers inherit the dictionaries, BPE and tokenizer (some of which cannot be
         # pickled); fork now, before the writer thread exists and while no lock is held
-        self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                        initializer=_start_worker, initargs=(lines,))
-        self.pool.submit(_ready).result()
+        self.pool = None  # none: the writer thread formats each batch itself
+        if workers:
+            self.pool = ProcessPoolExecutor(workers,
+                                            mp_context=multiprocessing.get_context("fork"),
+                                            initializer=_start_worker, initargs=(lines,))
+            self.pool.submit(_ready).result()
         self.pending: queue.Queue = queue.Queue(maxsize=2 * workers + 2)
         self.problem: Optional[Tuple[str, int]] = None  # (message, exit status), first fault
         self.handed = 0  # sentences handed over
@@ -69,7 +74,7 @@ class Pipeline:
     def put(self, packed) -> None:
         """Hand over one generated batch (waits while too many are in flight)."""
         future = None
-        if self.problem is None:
+        if self.problem is None and self.pool is not None:
             try:
                 future = self.pool.submit(_format, packed)
             except BrokenProcessPool:
@@ -87,7 +92,8 @@ class Pipeline:
         """Write everything handed over, then stop the workers."""
         self.pending.put(None)
         self.writer.join()
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
 
     def kill(self) -> None:
         """Stop the workers now (a second Ctrl-C)."""
@@ -152,7 +158,7 @@ class Pipeline:
                 return future.result()
             except BrokenProcessPool:
                 self._fail("a post-processing worker died (killed or crashed)", 1)
-        return self.lines(packed)  # the pool is gone: format here, so nothing is lost
+        return self.lines(packed)  # no pool, or it is gone: format here, so nothing is lost
 
     def _fail(self, message, status):
         if self.problem is None:

@@ -87,6 +87,19 @@ class DecoderBackend:
         return self.lean.init_state(encoder_out, batch, capacity, param.dtype, param.device,
                                     origins=origins, reuse=reuse)
 
+    def admit(self, state: Optional[DecoderState], cross, rows: Tensor, capacity: int,
+              reuse=None) -> DecoderState:
+        """In-flight batching: the sentences `rows` of a batch whose encoder K/V `cross`
+        (LeanDecoder.cross_state) join `state` as new rows with nothing cached (None: a new
+        state of just them, `capacity` slots, in `reuse`'s buffers where they fit)."""
+        if state is None:
+            state = self.init_state(None, 0, capacity, reuse=reuse)
+        cross_k, cross_v, mask = cross
+        pick = lambda t: t.index_select(0, rows)  # noqa: E731
+        state.admit([pick(k) for k in cross_k], [pick(v) for v in cross_v],
+                    None if mask is None else pick(mask), rows.numel())
+        return state
+
     def forward(self, state: DecoderState, tokens: Tensor, counts: Optional[Tensor] = None,
                 need_attn: bool = False, out: Optional[Tensor] = None):
         """tokens [B, n] -> logits [B, n, V] (LeanDecoder.forward: with need_attn also the

@@ -140,6 +140,54 @@ class DecoderState:
             self.cross_mask = self.cross_mask.index_select(0, rows)
         self.cross_rows = None
 
+    def admit(self, cross_k: List[Tensor], cross_v: List[Tensor],
+              cross_mask: Optional[Tensor], rows: int) -> None:
+        """`rows` new rows after the batch's, with nothing cached yet (in-flight batching: they
+        take the places of rows that left). cross_k/cross_v [rows, H, S', D] per layer and
+        cross_mask [rows, 1, 1, S'] (or None) are theirs. Sources of other lengths are padded
+        on the right, as masked keys, to the longest: a row's keys keep their places, and a
+        masked key adds exactly nothing to a row's attention (csrc/attention.c skips it; torch
+        gives it probability 0). Not for beam search (group 1, no origins)."""
+        if self.group != 1 or self.origin is not None:
+            raise RuntimeError("admit() is for rows of their own (group 1, no origins)")
+        self.compact_cross()
+        have = self.lengths.numel()
+        want = have + rows
+        buf_k, buf_v = self.buffers if self.buffers is not None else (self.self_k, self.self_v)
+        if (buf_k.size(1) >= want and buf_k.size(3) == self.capacity
+                and buf_k.data_ptr() == self.self_k.data_ptr()):
+            # the rows past the batch's in the same buffers, zeroed: the torch path reads every
+            # slot below a call's total (masked ones with probability 0, and 0 x NaN is NaN)
+            self.self_k, self.self_v = buf_k[:, :want], buf_v[:, :want]
+            self.self_k[:, have:].zero_()
+            self.self_v[:, have:].zero_()
+        else:
+            shape = self.self_k.shape[:1] + (want,) + self.self_k.shape[2:]
+            used = int(self.lengths.max()) if have else 0
+            for name in ("self_k", "self_v"):
+                old = getattr(self, name)
+                new = old.new_zeros(shape)
+                new[:, :have, :, :used] = old[:, :, :, :used]
+                setattr(self, name, new)
+            self.buffers = (self.self_k, self.self_v)
+        self.lengths = torch.cat([self.lengths, self.lengths.new_zeros(rows)])
+        if have == 0:  # an empty batch: the newcomers' own
+            self.cross_k, self.cross_v, self.cross_mask = list(cross_k), list(cross_v), cross_mask
+            return
+        if not self.cross_k:
+            return
+        ours, theirs = self.cross_k[0].size(2), cross_k[0].size(2)
+        width = max(ours, theirs)
+        self.cross_k = [torch.cat([_widen(a, width), _widen(b, width)])
+                        for a, b in zip(self.cross_k, cross_k)]
+        self.cross_v = [torch.cat([_widen(a, width), _widen(b, width)])
+                        for a, b in zip(self.cross_v, cross_v)]
+        if self.cross_mask is None and cross_mask is None and ours == theirs:
+            return
+        mask = torch.cat([_widen_mask(self.cross_mask, have, ours, width, self.lengths.device),
+                          _widen_mask(cross_mask, rows, theirs, width, self.lengths.device)])
+        self.cross_mask = mask if bool(mask.any()) else None
+
     def rollback_to(self, lengths: Tensor) -> None:
         """Keep only the first `lengths[b]` cached inputs of each row (lengths [B], never larger)."""
         self.lengths = torch.minimum(self.lengths, lengths)
@@ -193,6 +241,24 @@ class DecoderState:
                 valid = layer[:, :, :used]
                 # gathered into a new tensor before any row is overwritten
                 valid.index_copy_(0, changed, valid.index_select(0, src))
+
+
+def _widen(keys: Tensor, width: int) -> Tensor:
+    """keys [R, H, S, D] with zeros appended up to `width` keys."""
+    if keys.size(2) == width:
+        return keys
+    out = keys.new_zeros(keys.shape[:2] + (width,) + keys.shape[3:])
+    out[:, :, : keys.size(2)] = keys
+    return out
+
+
+def _widen_mask(mask: Optional[Tensor], rows: int, keys: int, width: int,
+                device: torch.device) -> Tensor:
+    """A source-padding mask [rows, 1, 1, width]: `mask` (None: nothing masked) over its `keys`
+    keys, the appended ones masked."""
+    out = torch.ones(rows, 1, 1, width, dtype=torch.bool, device=device)
+    out[..., :keys] = False if mask is None else mask
+    return out
 
 
 def initial_capacity(src_len: int, extra: int = 0) -> int:

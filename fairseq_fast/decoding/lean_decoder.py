@@ -164,27 +164,37 @@ class LeanDecoder:
         batch / sentences consecutive rows (its beams) without being copied. origins: rows
         reorder without copying K/V (DecoderState.origin; every row then at one length);
         reuse: an earlier state's K/V buffers (DecoderState.allocate)."""
-        cross_k: List[Tensor] = []
-        cross_v: List[Tensor] = []
-        cross_mask = None
         group = 1
         if self.has_cross_attention and encoder_out is not None:
             group = batch // encoder_out["encoder_out"][0].size(1)
-            enc = encoder_out["encoder_out"][0].transpose(0, 1)  # [B, S, C]
-            for layer in self.layers:
-                attn = layer.encoder_attn
-                # contiguous [B, H, S, D]: as a transposed view, every step's matmul would
-                # first copy it (B and H cannot be merged into one batch dimension)
-                k, v = self.linear.stacked(enc, [attn.k_proj.weight, attn.v_proj.weight],
-                                           [attn.k_proj.bias, attn.v_proj.bias])
-                cross_k.append(_heads(k, attn.num_heads).contiguous())
-                cross_v.append(_heads(v, attn.num_heads).contiguous())
-            pads = encoder_out["encoder_padding_mask"]
-            if len(pads) > 0 and pads[0] is not None and pads[0].any():
-                cross_mask = pads[0][:, None, None, :]
+        cross_k, cross_v, cross_mask = self.cross_state(encoder_out)
         return DecoderState.allocate(len(self.layers), batch, self.heads, self.head_dim,
                                      capacity, cross_k, cross_v, cross_mask, dtype, device,
                                      group=group, origins=origins, reuse=reuse)
+
+    def cross_state(self, encoder_out: Optional[dict]
+                    ) -> Tuple[List[Tensor], List[Tensor], Optional[Tensor]]:
+        """The encoder K/V of each layer, [sentences, H, S, D] contiguous, and the source
+        padding mask [sentences, 1, 1, S] (None without padding) of an encoder output (no K/V
+        for a language model)."""
+        cross_k: List[Tensor] = []
+        cross_v: List[Tensor] = []
+        cross_mask = None
+        if not self.has_cross_attention or encoder_out is None:
+            return cross_k, cross_v, cross_mask
+        enc = encoder_out["encoder_out"][0].transpose(0, 1)  # [B, S, C]
+        for layer in self.layers:
+            attn = layer.encoder_attn
+            # contiguous [B, H, S, D]: as a transposed view, every step's matmul would first
+            # copy it (B and H cannot be merged into one batch dimension)
+            k, v = self.linear.stacked(enc, [attn.k_proj.weight, attn.v_proj.weight],
+                                       [attn.k_proj.bias, attn.v_proj.bias])
+            cross_k.append(_heads(k, attn.num_heads).contiguous())
+            cross_v.append(_heads(v, attn.num_heads).contiguous())
+        pads = encoder_out["encoder_padding_mask"]
+        if len(pads) > 0 and pads[0] is not None and pads[0].any():
+            cross_mask = pads[0][:, None, None, :]
+        return cross_k, cross_v, cross_mask
 
     def _linear(self, module: nn.Linear, x: Tensor, residual: Optional[Tensor] = None,
                 relu: bool = False) -> Tensor:

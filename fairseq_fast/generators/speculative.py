@@ -30,8 +30,9 @@ target alone; scores and positional scores are the target's, computed as stock c
 Sampling output has exactly the target's distribution (rejection sampling).
 """
 import time
+from collections import deque
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Deque, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import torch
 from torch import Tensor, nn
@@ -73,6 +74,58 @@ class Proposal:
     verified: int = 0
     lookahead: int = 0  # > 0: rounds of n-gram drafts of this length in one C call
     tally: Optional[Tensor] = None  # their counters (ngram.LookaheadRounds.run)
+
+
+@dataclass
+class _Batch:
+    """A batch of the stream: its sample and forced prefix, its limit and encoder output, what
+    its rows' decoders need to join the rows in flight (made when first needed), and its
+    sentences' hypotheses as they finish."""
+    sample: dict
+    prefix: Optional[Tensor]
+    rows: int
+    src_len: int
+    max_len: int
+    encoder_out: Optional[dict]
+    finalized: List[List[Dict[str, Tensor]]]
+    left: int  # sentences not finished
+    admitted: int = 0
+    cross: Optional[tuple] = None
+    prepared: object = None
+
+    @property
+    def key(self) -> tuple:
+        """Rows in flight share the length limit and the forced prefix's width."""
+        return self.max_len, None if self.prefix is None else self.prefix.size(1)
+
+
+@dataclass
+class _Flight:
+    """The rows in flight: each row's id (speculative generator's `owners`), its text and
+    cumulative scores, committed tokens (BOS included), window cap and forced prefix."""
+    ids: Tensor
+    tokens: Tensor
+    cum: Tensor
+    n_tokens: Tensor
+    gamma: Tensor
+    prefix: Optional[Tensor]
+    key: tuple
+
+    def select(self, rows: Tensor) -> None:
+        self.ids, self.tokens, self.cum, self.n_tokens, self.gamma = (
+            t.index_select(0, rows) for t in (self.ids, self.tokens, self.cum, self.n_tokens,
+                                              self.gamma))
+        if self.prefix is not None:
+            self.prefix = self.prefix.index_select(0, rows)
+
+    def extend(self, new: "_Flight") -> None:
+        self.ids, self.n_tokens, self.gamma = (
+            torch.cat([a, b]) for a, b in ((self.ids, new.ids), (self.n_tokens, new.n_tokens),
+                                           (self.gamma, new.gamma)))
+        self.tokens = torch.cat([self.tokens, new.tokens])
+        self.cum = torch.cat([self.cum, new.cum.type_as(self.cum)])
+        if self.prefix is not None:
+            self.prefix = torch.cat([self.prefix, new.prefix])
 
 
 class SpeculativeSequenceGenerator(nn.Module):
@@ -199,80 +252,172 @@ class SpeculativeSequenceGenerator(nn.Module):
             raise UserError(f"{self.name} does not support lexical constraints")
         return self._generate(sample, kwargs.get("prefix_tokens"), kwargs.get("bos_token"))
 
+    @torch.no_grad()
+    def generate_stream(self, batches: Iterable[Tuple[dict, Optional[Tensor]]], rows: int,
+                        bos_token: Optional[int] = None
+                        ) -> Iterator[Tuple[dict, List[List[Dict[str, Tensor]]]]]:
+        """In-flight batching: generate for a stream of batches (sample, prefix_tokens or
+        None), keeping up to `rows` sentences in flight: a sentence that finishes leaves at
+        once, and the next waiting one takes its place at the next round. Yields (sample, its
+        hypotheses as generate() gives them) for each batch in the order given, once every
+        sentence of it has finished.
+
+        Each sentence's output is what generate() gives it in its own batch: its encoder runs
+        with that batch (the same encoder output, the same source padding), and a decoder row
+        computes the same numbers whatever rows share the pass (see docs/exactness.md). Rows
+        of a batch whose length limit or forced-prefix width differs from the rows in flight
+        wait until those have finished."""
+        if rows < 1:
+            raise UserError(f"{self.name}: in-flight batching needs at least one row "
+                            f"(got {rows})")
+        yield from self._stream(iter(batches), rows, bos_token)
+
     # -- the loop -----------------------------------------------------------------------------
     def _generate(self, sample, prefix_tokens: Optional[Tensor] = None,
                   bos_token: Optional[int] = None) -> List[List[Dict[str, Tensor]]]:
+        (_, finalized), = self._stream(iter([(sample, prefix_tokens)]), None, bos_token)
+        return finalized
+
+    def _pull(self, batches: Iterator, bos_token: Optional[int]) -> Optional["_Batch"]:
+        """The next batch of the stream, encoded, or None at its end."""
+        try:
+            sample, prefix = next(batches)
+        except StopIteration:
+            return None
         net_input = sample["net_input"]
         src_tokens = net_input["src_tokens"]
         bsz, src_len = src_tokens.shape[:2]
-        device = src_tokens.device
-        self.rules.max_len = max_len = min(int(self.max_len_a * src_len + self.max_len_b),
-                                           self.max_len - 1)
+        max_len = min(int(self.max_len_a * src_len + self.max_len_b), self.max_len - 1)
         if self.rules.min_len > max_len:
             raise UserError("min_len cannot be larger than max_len, please adjust these!")
-        length = max_len + self.schedule.maximum + 2
-        tokens = torch.full((bsz, length), self.pad, dtype=torch.long, device=device)
+        return _Batch(sample=sample, prefix=prefix, rows=bsz, src_len=src_len, max_len=max_len,
+                      encoder_out=encode(self.model, self.encoder, net_input),
+                      finalized=[[] for _ in range(bsz)], left=bsz)
+
+    def _stream(self, batches: Iterator, limit: Optional[int], bos_token: Optional[int]):
+        """The loop of generate() (limit None: one batch, all its rows at once) and of
+        generate_stream() (up to `limit` rows in flight)."""
+        waiting: Deque[_Batch] = deque()  # batches with rows not yet admitted, in order
+        pending: Deque[_Batch] = deque()  # batches not yet yielded, in order
+        owners: List[Tuple[_Batch, int]] = []  # a row's id -> its batch and row there
+        target = flight = None
+        ended_stream = False
+        while True:
+            live = 0 if flight is None else flight.ids.numel()
+            while limit is None or live < limit:  # admit waiting sentences
+                if not waiting and not ended_stream:
+                    batch = self._pull(batches, bos_token)
+                    if batch is None:
+                        ended_stream = True
+                    else:
+                        waiting.append(batch)
+                        pending.append(batch)
+                if not waiting:
+                    break
+                batch = waiting[0]
+                if live and batch.key != flight.key:
+                    break  # other limits: after the rows in flight
+                take = batch.rows - batch.admitted if limit is None else min(
+                    batch.rows - batch.admitted, limit - live)
+                target, flight = self._admit(batch, take, target, flight, owners, bos_token)
+                live += take
+                if batch.admitted == batch.rows:
+                    waiting.popleft()
+                if limit is None:
+                    break
+            if live == 0:
+                break
+            self._round(target, flight, owners)
+            while pending and pending[0].left == 0:
+                done = pending.popleft()
+                yield done.sample, done.finalized
+        if target is not None:
+            self._cache = target.buffers  # grown ones included
+
+    def _admit(self, batch: "_Batch", take: int, target, flight: Optional["_Flight"],
+               owners: list, bos_token: Optional[int]):
+        """`take` more sentences of `batch` join the rows in flight (or start them)."""
+        device = batch.sample["net_input"]["src_tokens"].device
+        rows = torch.arange(batch.admitted, batch.admitted + take, device=device)
+        if flight is None or flight.ids.numel() == 0:
+            self.rules.max_len = batch.max_len
+        length = batch.max_len + self.schedule.maximum + 2
+        tokens = torch.full((take, length), self.pad, dtype=torch.long, device=device)
         tokens[:, 0] = self.eos if bos_token is None else bos_token
-        cum = torch.zeros(bsz, length, dtype=torch.float32, device=device)
-        n_tokens = torch.ones(bsz, dtype=torch.long, device=device)
-        gamma = self.schedule.start(bsz, device)  # each row's window cap
-        prefix = prefix_tokens
-        ids = torch.arange(bsz, device=device)  # original row of each batch row
-        finalized: List[List[Dict[str, Tensor]]] = [[] for _ in range(bsz)]
+        net_input = batch.sample["net_input"]
+        if target is None and take == batch.rows:  # a whole batch: as it comes
+            # a longer output grows the cache (lean_decoder.forward, doubling)
+            slots = min(length, initial_capacity(batch.src_len, self.schedule.maximum))
+            target = self.target.init_state(batch.encoder_out, take, slots, reuse=self._cache)
+            self.proposer.start(net_input, take, slots, batch.encoder_out)
+        else:
+            if batch.cross is None:
+                batch.cross = self.target.lean.cross_state(batch.encoder_out)
+                batch.prepared = self.proposer.prepare(net_input, batch.encoder_out)
+            slots = min(length, initial_capacity(batch.src_len, self.schedule.maximum))
+            fresh = target is None  # a new stream: the proposer forgets the last one's rows
+            target = self.target.admit(target, batch.cross, rows, slots, reuse=self._cache)
+            self.proposer.admit(batch.prepared, rows, slots, fresh)
+        ids = torch.arange(len(owners), len(owners) + take, device=device)
+        owners.extend((batch, row) for row in range(batch.admitted, batch.admitted + take))
+        prefix = None if batch.prefix is None else batch.prefix.index_select(0, rows)
+        new = _Flight(ids=ids, tokens=tokens,
+                      cum=torch.zeros(take, length, dtype=torch.float32, device=device),
+                      n_tokens=torch.ones(take, dtype=torch.long, device=device),
+                      gamma=self.schedule.start(take, device), prefix=prefix, key=batch.key)
+        batch.admitted += take
+        self.stats.sentences += take
+        if flight is None or flight.ids.numel() == 0:
+            return target, new
+        flight.extend(new)
+        return target, flight
 
-        encoder_out = encode(self.model, self.encoder, net_input)
-        # a longer output grows the cache (lean_decoder.forward, doubling)
-        slots = min(length, initial_capacity(src_len, self.schedule.maximum))
-        target = self.target.init_state(encoder_out, bsz, slots, reuse=self._cache)
-        self.proposer.start(net_input, bsz, slots, encoder_out)
-        self.stats.sentences += bsz
-
+    def _round(self, target, flight: "_Flight", owners: list) -> None:
+        """One round for the rows in flight: propose, verify, commit; finished rows leave."""
+        f = flight
+        device = f.tokens.device
+        max_len = self.rules.max_len
         clock = self._clock(device)
-        while ids.numel() > 0:
-            t0 = clock()
-            gamma = self.schedule.window(gamma)
-            proposal = self._propose(target, tokens, n_tokens, gamma, prefix)
-            t1 = clock()
-            logits = self._score(target, tokens, n_tokens, proposal, prefix)
-            t2 = clock()
-            drafts, offered, plain = proposal.drafts, proposal.offered, proposal.plain
-            window = (n_tokens - 1)[:, None] + torch.arange(logits.size(1), device=device)[None]
-            lprobs = self.rules.log_probs(self.model, logits, window, tokens, prefix)
-            cum = cum.type_as(lprobs)  # as stock's scores (float64 from an adaptive softmax)
-            prev = cum.gather(1, (n_tokens - 1)[:, None]).squeeze(1)
-            verdict = self.acceptance.verify(lprobs, drafts, offered, prev, proposal.q)
+        t0 = clock()
+        gamma = self.schedule.window(f.gamma)
+        proposal = self._propose(target, f.tokens, f.n_tokens, gamma, f.prefix)
+        t1 = clock()
+        logits = self._score(target, f.tokens, f.n_tokens, proposal, f.prefix)
+        t2 = clock()
+        drafts, offered, plain = proposal.drafts, proposal.offered, proposal.plain
+        window = (f.n_tokens - 1)[:, None] + torch.arange(logits.size(1), device=device)[None]
+        lprobs = self.rules.log_probs(self.model, logits, window, f.tokens, f.prefix)
+        f.cum = f.cum.type_as(lprobs)  # as stock's scores (float64 from an adaptive softmax)
+        prev = f.cum.gather(1, (f.n_tokens - 1)[:, None]).squeeze(1)
+        verdict = self.acceptance.verify(lprobs, drafts, offered, prev, proposal.q)
 
-            n_tokens, keep, has_eos, ended = commit(tokens, cum, n_tokens, verdict, self.eos,
-                                                    max_len)
-            if proposal.chosen_plain:  # the target's own tokens: no draft was offered
-                self.stats.record_plain(keep, plain, proposal.verified)
-            elif proposal.tally is not None:
-                self.stats.record_rounds(proposal.tally, keep)
-            else:
-                self.stats.record(offered, verdict.accepted, keep, gamma, drafts,
-                                  proposal.steps, proposal.verified)
-            times = RoundTimes(rows=proposal.verified, steps=proposal.steps, draft=t1 - t0,
-                               verify=t2 - t1, total=clock() - t0,
-                               plain=plain if proposal.chosen_plain else 0,
-                               tokens=int(keep.sum()))
-            gamma = self.schedule.update(gamma, offered, verdict.accepted, times)
+        f.n_tokens, keep, has_eos, ended = commit(f.tokens, f.cum, f.n_tokens, verdict,
+                                                  self.eos, max_len)
+        if proposal.chosen_plain:  # the target's own tokens: no draft was offered
+            self.stats.record_plain(keep, plain, proposal.verified)
+        elif proposal.tally is not None:
+            self.stats.record_rounds(proposal.tally, keep)
+        else:
+            self.stats.record(offered, verdict.accepted, keep, gamma, drafts,
+                              proposal.steps, proposal.verified)
+        times = RoundTimes(rows=proposal.verified, steps=proposal.steps, draft=t1 - t0,
+                           verify=t2 - t1, total=clock() - t0,
+                           plain=plain if proposal.chosen_plain else 0,
+                           tokens=int(keep.sum()))
+        f.gamma = self.schedule.update(gamma, offered, verdict.accepted, times)
 
-            self.target.rollback(target, n_tokens - 1)
-            self.proposer.rollback(n_tokens)
-            if ended:
-                done = has_eos.nonzero().squeeze(1).tolist()
-                for row in done:
-                    finalized[int(ids[row])].append(
-                        self._finalize(tokens[row], cum[row], int(n_tokens[row])))
-                alive = (~has_eos).nonzero().squeeze(1)
-                ids, tokens, cum, n_tokens, gamma = (
-                    t.index_select(0, alive) for t in (ids, tokens, cum, n_tokens, gamma))
-                if prefix is not None:
-                    prefix = prefix.index_select(0, alive)
-                target.select_rows(alive)
-                self.proposer.select_rows(alive)
-        self._cache = target.buffers  # grown ones included
-        return finalized
+        self.target.rollback(target, f.n_tokens - 1)
+        self.proposer.rollback(f.n_tokens)
+        if ended:
+            for row in has_eos.nonzero().squeeze(1).tolist():
+                batch, index = owners[int(f.ids[row])]
+                batch.finalized[index].append(
+                    self._finalize(f.tokens[row], f.cum[row], int(f.n_tokens[row])))
+                batch.left -= 1
+            alive = (~has_eos).nonzero().squeeze(1)
+            f.select(alive)
+            target.select_rows(alive)
+            self.proposer.select_rows(alive)
 
     def _propose(self, target, tokens: Tensor, n_tokens: Tensor, gamma: Tensor,
                  prefix: Optional[Tensor]) -> "Proposal":

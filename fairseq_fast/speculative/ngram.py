@@ -58,6 +58,22 @@ class NgramProposer:
               encoder_out: Optional[dict] = None) -> None:
         self.source = net_input["src_tokens"] if self.source_lookup else None
 
+    def prepare(self, net_input: dict, encoder_out: Optional[dict] = None):
+        return net_input["src_tokens"] if self.source_lookup else None
+
+    def admit(self, prepared, rows: Tensor, capacity: int, fresh: bool = False) -> None:
+        if prepared is None:
+            self.source = None
+            return
+        theirs = prepared.index_select(0, rows)
+        if fresh or self.source is None or self.source.size(0) == 0:
+            self.source = theirs
+            return
+        # sources are left-padded (the lookup counts the padding): the shorter one gets more
+        width = max(self.source.size(1), theirs.size(1))
+        self.source = torch.cat([_left_pad(self.source, width, self.rules.pad),
+                                 _left_pad(theirs, width, self.rules.pad)])
+
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
                 stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
         """As DraftModelProposer.propose; q is None (one-hot: the drafts are certain)."""
@@ -116,6 +132,14 @@ class LookaheadRounds:
         limit = max(limit, k + 1)
         return self.steps.run_lookahead(state, tokens, n_tokens, p.source, p.ngram_min,
                                         p.ngram_max, k, limit, rules)
+
+
+def _left_pad(source: Tensor, width: int, pad: int) -> Tensor:
+    """source [B, S] with pad prepended up to `width` columns."""
+    if source.size(1) == width:
+        return source
+    return torch.cat([source.new_full((source.size(0), width - source.size(1)), pad), source],
+                     dim=1)
 
 
 def lookup(tokens: Tensor, n_tokens: Tensor, source: Optional[Tensor], ngram_min: int,

@@ -40,6 +40,14 @@ class Proposer(Protocol):
         state grows when a row needs more). encoder_out: the target's encoder output, given
         where the draft shares the target's encoder (shared_encoder.py)."""
 
+    def prepare(self, net_input: dict, encoder_out: Optional[dict] = None):
+        """In-flight batching: what the rows of a batch of sources need to join (admit);
+        encoder_out as for start()."""
+
+    def admit(self, prepared, rows: Tensor, capacity: int, fresh: bool = False) -> None:
+        """Rows `rows` of a prepared batch join the rows in flight, after them (fresh: there
+        are none yet, whatever an earlier batch left)."""
+
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
                 stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
         """Drafts [B, k'], their distributions q [B, k', V] or None, drafts per row [B]."""
@@ -81,6 +89,16 @@ class DraftModelProposer:
         self.state = self.backend.init_state(encoder_out, batch, capacity,
                                              reuse=None if self.state is None
                                              else self.state.buffers)
+
+    def prepare(self, net_input: dict, encoder_out: Optional[dict] = None):
+        if not self.shared_encoder:
+            encoder_out = encode(self.model, self.encoder, net_input)
+        return self.backend.lean.cross_state(encoder_out)
+
+    def admit(self, prepared, rows: Tensor, capacity: int, fresh: bool = False) -> None:
+        reuse = None if self.state is None else self.state.buffers
+        self.state = self.backend.admit(None if fresh else self.state, prepared, rows, capacity,
+                                        reuse=reuse)
 
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
                 stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:

@@ -163,8 +163,12 @@ static inline vec exp_nonpositive_v(vec x) {
 }
 
 /* s[t] = q . k[t] for t < limit (masked: -inf); returns the maximum. D = NV * LANES: four keys
- * at a time, each with its own accumulator over D, the four reduced together (hsum4); generic
- * D: a scalar loop. */
+ * at a time, each with its own accumulator over D, the four reduced together (hsum4, which
+ * reduces each of them the same way), the last one to three as well: so a key's score is the
+ * same number whatever T is and wherever the key lies. With it, keys appended after a row's
+ * own, masked, change none of its bits (their probability is exactly 0, and the sums only add
+ * zeros): in-flight batching pads a newcomer's source on the right to the rows' longest.
+ * Generic D: a scalar loop. */
 #define DEFINE_SCORES_AT(NV, NAME, OFF)                                                        \
   static float NAME(const float *q, const float *k, int64_t kt, const int64_t *org,         \
                     int64_t kb, int64_t limit, const uint8_t *pad, float *s) {                \
@@ -183,11 +187,15 @@ static inline vec exp_nonpositive_v(vec x) {
       }                                                                                       \
       hsum4(a0, a1, a2, a3, s + t);                                                           \
     }                                                                                         \
-    for (; t < limit; t++) {                                                                  \
-      vec a = ZERO();                                                                         \
-      const float *k0 = k + t * kt + OFF(t);                                                  \
-      for (int i = 0; i < NV; i++) a = FMADD(qv[i], LOAD(k0 + i * LANES), a);                 \
-      s[t] = HSUM(a);                                                                         \
+    if (t < limit) { /* the last 1 to 3 keys: reduced as a group too, with zeros */          \
+      vec a[4] = {ZERO(), ZERO(), ZERO(), ZERO()};                                            \
+      for (int64_t u = t; u < limit; u++) {                                                   \
+        const float *ku = k + u * kt + OFF(u);                                                \
+        for (int i = 0; i < NV; i++) a[u - t] = FMADD(qv[i], LOAD(ku + i * LANES), a[u - t]); \
+      }                                                                                       \
+      float last[4];                                                                          \
+      hsum4(a[0], a[1], a[2], a[3], last);                                                    \
+      for (int64_t u = t; u < limit; u++) s[u] = last[u - t];                                 \
     }                                                                                         \
     return mask_and_max(s, limit, pad);                                                       \
   }

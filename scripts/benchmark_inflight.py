@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""In-flight batching (--inflight-batching, generate_stream) against batch-by-batch decoding.
+
+    python scripts/benchmark_inflight.py [--factors 1,4] [--batch-sizes 8,32]
+        [--sentences 96] [--repeats 3] [--json work/benchmark_inflight.json]
+
+Settings: the demo Spanish->English target widened F times (scripts/widen_model.py; x1 is the
+demo target), greedy, the test set's sentences drawn as benchmark.batches draws them (sorted by
+source length into batches, as fairseq batches them), at each batch size. Engines:
+  default               the plugin's default generator, batch by batch
+  speculative           the big draft (draft_big.pt; at x1 the demo draft), --draft-len 3,
+                        batch by batch
+  speculative inflight  the same generator, every batch's sentences streamed through
+                        generate_stream with the batch size as the rows in flight
+  BiLD, BiLD inflight   the draft as BiLD's small model, thresholds at their defaults
+They take turns (benchmarks.harness.interleave, the order rotating between repeats; medians).
+Per engine: seconds, the speed over the default generator, the share of sentences identical to
+the default generator's (float32), target (verify) passes per written token, and the idle share
+of the rows a pass could hold (1 - rows verified / (passes x batch size)).
+"""
+import argparse
+import copy
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
+from benchmarks.harness import (ROTATE, FunctionEngine, Result, interleave,  # noqa: E402
+                                summarize, write_report)
+
+DRAFT_LEN = 3
+
+
+def _stream_run(generator, model, samples):
+    """generate_stream over `samples` at the batch size as the rows in flight: (seconds,
+    {id: tokens})."""
+    import time
+
+    import torch
+
+    torch.manual_seed(0)
+    rows = max(s["id"].numel() for s in samples)
+    t0 = time.perf_counter()
+    hyps = {}
+    for sample, hypos in generator.generate_stream(((s, None) for s in samples), rows):
+        for i, h in zip(sample["id"].tolist(), hypos):
+            hyps[i] = h[0]["tokens"].tolist()
+    return time.perf_counter() - t0, hyps
+
+
+def engine(name, generator, model, samples, stream):
+    from benchmark import decode_all
+
+    stats = getattr(generator, "stats", None)
+    rows = max(s["id"].numel() for s in samples)
+
+    def run(part):
+        calls0, rows0 = (stats.target_calls, stats.row_rounds) if stats else (0, 0)
+        seconds, hyps = (_stream_run if stream else
+                         lambda g, m, s: decode_all(g, m, s, seed=0))(generator, model, samples)
+        tokens = sum(len(h) for h in hyps.values())
+        figures = {}
+        if stats is not None:
+            calls, used = stats.target_calls - calls0, stats.row_rounds - rows0
+            figures = {"passes_per_token": calls / tokens,
+                       "idle_share": 1 - used / max(calls * rows, 1)}
+        return Result(seconds, tokens, hyps, figures=figures)
+
+    def warm_up():
+        (_stream_run if stream else lambda g, m, s: decode_all(g, m, s, seed=0))(
+            generator, model, samples[:1] + samples[-1:])
+    return FunctionEngine(name, run, warm_up)
+
+
+def setting(factor, batch_size, args):
+    import demo
+    import torch
+    from benchmark import batches, load_target
+    from benchmark_scale import widened_target
+    from fairseq import checkpoint_utils
+
+    from fairseq_fast.generators.bild import BiLDSequenceGenerator
+    from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
+
+    target_path = widened_target(factor, os.path.join(demo.EXAMPLE, "target.pt"))
+    draft_path = os.path.join(demo.EXAMPLE, "draft.pt" if factor == 1 else "draft_big.pt")
+    model, cfg, task = load_target(target_path, args.data)
+    draft = checkpoint_utils.load_model_ensemble([draft_path], task=task)[0][0].eval()
+    torch.set_num_threads(args.threads)
+    samples, n = batches(task, args.sentences, batch_size)
+    gen_cfg = copy.deepcopy(cfg.generation)
+    gen_cfg.beam, gen_cfg.max_len_b = 1, 200
+    tgt = task.target_dictionary
+    spec = lambda: SpeculativeSequenceGenerator([model], tgt, draft_model=draft,  # noqa: E731
+                                                draft_len=DRAFT_LEN, max_len_b=200)
+    bild = lambda: BiLDSequenceGenerator([model], tgt, small_model=draft,  # noqa: E731
+                                         max_len_b=200)
+    engines = [engine("default", task.build_generator([model], gen_cfg), model, samples, False),
+               engine("speculative", spec(), model, samples, False),
+               engine("speculative inflight", spec(), model, samples, True),
+               engine("BiLD", bild(), model, samples, False),
+               engine("BiLD inflight", bild(), model, samples, True)]
+
+    def progress(repeat, name, r):
+        print(f"[inflight] x{factor} batch {batch_size} {name}: {r.seconds:.2f} s", flush=True)
+
+    timings = interleave(engines, None, args.repeats, ROTATE, on_result=progress)
+    out = {}
+    for name, s in summarize(timings, "default", n).items():
+        last = timings.runs[name][-1].figures
+        out[name] = {"seconds": s.runs_s, "ratio": s.ratio, "identical": s.identical,
+                     "ms_per_token": 1e3 * s.seconds / s.tokens, **last}
+    # BiLD is not exact by design: its in-flight twin is compared with BiLD batch by batch
+    bild_out = {n: timings.runs[n][-1].outputs for n in ("BiLD", "BiLD inflight")}
+    same = sum(bild_out["BiLD inflight"][i] == h for i, h in bild_out["BiLD"].items())
+    out["BiLD inflight"]["identical_to_bild"] = same / len(bild_out["BiLD"])
+    return {"factor": factor, "batch_size": batch_size, "sentences": n, "engines": out}
+
+
+def print_table(rows):
+    print("\n| setting | engine | x default | identical | ms/token | passes/token | idle rows |")
+    print("|---|---|---|---|---|---|---|")
+    for row in rows:
+        for name, e in row["engines"].items():
+            extra = (f" ({100 * e['identical_to_bild']:.0f}% = BiLD)"
+                     if "identical_to_bild" in e else "")
+            passes = f"{e['passes_per_token']:.3f}" if "passes_per_token" in e else "-"
+            idle = f"{100 * e['idle_share']:.0f}%" if "idle_share" in e else "-"
+            print(f"| x{row['factor']}, batch {row['batch_size']} | {name} | {e['ratio']:.2f}x | "
+                  f"{100 * e['identical']:.0f}%{extra} | {e['ms_per_token']:.2f} | {passes} | "
+                  f"{idle} |")
+
+
+def main():
+    import torch
+    from benchmark import add_model_args
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_model_args(ap, draft=False)
+    ap.add_argument("--factors", default="1,4", help="widening factors of the demo target")
+    ap.add_argument("--batch-sizes", default="8,32")
+    ap.add_argument("--sentences", type=int, default=96)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_inflight.json"))
+    args = ap.parse_args()
+    rows = [setting(int(f), int(b), args) for f in args.factors.split(",")
+            for b in args.batch_sizes.split(",")]
+    print_table(rows)
+    write_report(args.json, {"rows": rows, "draft_len": DRAFT_LEN, "threads": args.threads})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""In-flight batching (SpeculativeSequenceGenerator.generate_stream, fairseq-generate
+--inflight-batching): a sentence that finishes leaves at once and a waiting one takes its row,
+and every sentence's output is the same as generate() gives it in its own batch.
+
+float64 (the torch path) and float32 (the C kernels, whose rows and masked keys change no bit of
+another row: test_cpu_attention.py) are compared hypothesis for hypothesis; float32 scores bit for
+bit.
+"""
+import pytest
+import torch
+
+from fairseq_fast.errors import UserError
+from fairseq_fast.generators.bild import BiLDSequenceGenerator
+from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
+from model_factory import (DummyTask, language_model, make_dictionary, prompt_batch,
+                           source_batch, translation_model)
+
+DICT = make_dictionary(16)
+TASK = DummyTask(DICT, DICT)
+
+# ragged lengths, more sentences than rows, one much longer than the rest, an empty line (a
+# source of EOS alone)
+BATCHES = ([9, 2, 6], [4, 7], [3, 5, 8, 2], [0], [21, 3], [1, 1, 1, 1, 1])
+
+
+def _models(dtype):
+    target = translation_model(TASK, layers=2, seed=5, eos_bias=0.5, dtype=dtype)
+    draft = translation_model(TASK, layers=1, dim=8, heads=1, seed=6, dtype=dtype)
+    return target, draft
+
+
+def _build(kind, target, draft, **kw):
+    if kind == "model":
+        return SpeculativeSequenceGenerator([target], DICT, draft_model=draft, **kw)
+    if kind == "ngram":
+        return SpeculativeSequenceGenerator([target], DICT, draft_method="ngram", **kw)
+    if kind == "layers":
+        return SpeculativeSequenceGenerator([target], DICT, draft_method="layers",
+                                            draft_layers=1, **kw)
+    assert kind == "bild"
+    kw.pop("draft_len", None)
+    return BiLDSequenceGenerator([target], DICT, small_model=draft, fallback_threshold=0.5,
+                                 rollback_threshold=1.0, max_small_steps=4, **kw)
+
+
+def _assert_same(expected, got, exact):
+    """The same hypotheses; scores (stored in float32, as stock stores them) bit for bit where
+    `exact` (a float32 model: the C kernels), else to rounding: torch's matrix products (the
+    float64 path) may round a row differently with other rows beside it."""
+    assert len(expected) == len(got)
+    for want, have in zip(expected, got):
+        assert len(want) == len(have) == 1
+        want, have = want[0], have[0]
+        assert have["tokens"].tolist() == want["tokens"].tolist()
+        if exact:
+            assert torch.equal(have["positional_scores"], want["positional_scores"])
+            assert torch.equal(have["score"], want["score"])
+        else:
+            assert torch.allclose(have["positional_scores"], want["positional_scores"],
+                                  rtol=1e-6, atol=1e-6)
+            assert abs(float(have["score"]) - float(want["score"])) < 1e-6
+
+
+def _stream_equals_batches(build, batches, rows, prefixes=None):
+    """build() -> a generator; its stream of `batches` (forced `prefixes`) against generate()
+    of each batch by a generator of its own."""
+    prefixes = prefixes or [None] * len(batches)
+    expected = [build().generate([None], b, prefix_tokens=p) for b, p in zip(batches, prefixes)]
+    streamed = list(build().generate_stream(zip(batches, prefixes), rows))
+    assert [sample for sample, _ in streamed] == list(batches)  # in the order given
+    exact = next(build().model.parameters()).dtype == torch.float32
+    for want, (_, got) in zip(expected, streamed):
+        _assert_same(want, got, exact)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("kind", ["model", "ngram", "layers", "bild"])
+@pytest.mark.parametrize("rows", [1, 2, 3, 8])
+def test_each_sentence_as_in_its_own_batch(dtype, kind, rows):
+    target, draft = _models(dtype)
+    batches = [source_batch(DICT, lengths, seed=i) for i, lengths in enumerate(BATCHES)]
+    _stream_equals_batches(lambda: _build(kind, target, draft, draft_len=3, max_len_b=15),
+                           batches, rows)
+
+
+@pytest.mark.parametrize("kind", ["model", "ngram"])
+def test_adaptive_lengths_forced_prefixes_and_length_limits_by_source(kind):
+    """With max_len_a the limit follows each batch's source length: rows of another limit wait
+    for the rows in flight. Forced prefixes travel with their rows."""
+    target, draft = _models(torch.float64)
+    batches = [source_batch(DICT, lengths, seed=i) for i, lengths in enumerate(BATCHES)]
+    g = torch.Generator().manual_seed(3)
+    prefixes = [torch.randint(DICT.nspecial, len(DICT), (len(b), 2), generator=g)
+                for b in BATCHES]
+    _stream_equals_batches(lambda: _build(kind, target, draft, draft_len=2, max_len_a=1.0,
+                                          max_len_b=3, adaptive_draft_len=True),
+                           batches, 3, prefixes)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_language_model_prompts(dtype):
+    """No encoder; prompts of one width per batch (prefix tokens), widths differing between
+    batches (those wait, like other length limits)."""
+    lm = language_model(TASK, seed=4, eos_bias=0.5, dtype=dtype)
+    pairs = [prompt_batch(DICT, prompts, seed=i)
+             for i, prompts in enumerate(([3, 1, 2], [2, 2], [4], [1, 3, 2, 1]))]
+    _stream_equals_batches(
+        lambda: SpeculativeSequenceGenerator([lm], DICT, draft_method="ngram", draft_len=3,
+                                             max_len_b=12),
+        [s for s, _ in pairs], 2, [p for _, p in pairs])
+
+
+def test_rows_leave_and_join_within_the_limit():
+    """The rows in flight never pass the limit, and a batch is yielded only once all its
+    sentences have finished: the stream is consumed batch by batch."""
+    target, draft = _models(torch.float64)
+    spec = _build("model", target, draft, draft_len=3, max_len_b=15)
+    seen = []
+    original = spec._round
+
+    def counting(state, flight, owners):
+        seen.append(flight.ids.numel())
+        return original(state, flight, owners)
+
+    spec._round = counting
+    batches = [source_batch(DICT, lengths, seed=i) for i, lengths in enumerate(BATCHES)]
+    stream = spec.generate_stream(((b, None) for b in batches), 3)
+    first, hypos = next(stream)
+    assert first is batches[0] and all(len(h) == 1 for h in hypos)
+    rest = list(stream)
+    assert len(rest) == len(batches) - 1
+    assert max(seen) == 3 and seen.count(3) > len(seen) // 2  # kept full while sentences wait
+    assert spec.stats.sentences == sum(len(b) for b in BATCHES)
+
+
+def test_sampling_streams_the_same_sentences():
+    """Sampling: each sentence gets a sample of the target's distribution (its random draws
+    follow the rows in flight, so not the draws of generate()); every sentence is answered once,
+    in order, with EOS at its end."""
+    target, draft = _models(torch.float64)
+    spec = SpeculativeSequenceGenerator([target], DICT, draft_model=draft, draft_len=3,
+                                        max_len_b=15, sampling=True)
+    batches = [source_batch(DICT, lengths, seed=i) for i, lengths in enumerate(BATCHES)]
+    streamed = list(spec.generate_stream(((b, None) for b in batches), 2))
+    assert [s for s, _ in streamed] == batches
+    for (sample, hypos), lengths in zip(streamed, BATCHES):
+        assert len(hypos) == len(lengths)
+        for h in hypos:
+            assert h[0]["tokens"][-1] == DICT.eos()
+
+
+def test_at_least_one_row():
+    target, draft = _models(torch.float64)
+    with pytest.raises(UserError, match="at least one row"):
+        next(_build("model", target, draft).generate_stream(iter(()), 0))
