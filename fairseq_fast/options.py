@@ -107,11 +107,11 @@ class FastGenerationConfig(FairseqDataclass):
         "help": "feed forced prefixes (--prefix-size, prompts) one step per token as fairseq "
                 "does, instead of in one decoder pass"})
     inflight_batching: bool = field(default=False, metadata={
-        "help": "fairseq-generate with --generator speculative or bild: keep --batch-size "
-                "sentences in flight; a sentence that finishes leaves at once and the next one "
-                "takes its place, so a batch no longer waits for its slowest sentence. Each "
-                "sentence's output is what it gets without this flag, and the output keeps its "
-                "order"})
+        "help": "fairseq-generate with --generator speculative or bild, or greedy search "
+                "(--beam 1): keep --batch-size sentences in flight; a sentence that finishes "
+                "leaves at once and the next one takes its place, so a batch no longer waits "
+                "for its slowest sentence. Each sentence's output is what it gets without this "
+                "flag, and the output keeps its order"})
     postprocess_workers: int = field(default=0, metadata={
         "help": "fairseq-generate / fairseq-interactive: turn generated batches into text "
                 "(dictionary, BPE, tokenizer, scoring) in N worker processes while the next "
@@ -166,8 +166,6 @@ def validate(cfg: FastGenerationConfig) -> None:
     if not 0 <= int(cfg.postprocess_workers) <= MAX_WORKERS:
         raise UserError(f"--postprocess-workers must be between 0 and {MAX_WORKERS} "
                         f"(got {cfg.postprocess_workers})")
-    if cfg.inflight_batching and cfg.generator == "default":
-        raise UserError("--inflight-batching is for --generator speculative or bild")
     if cfg.generator not in GENERATORS:
         raise UserError(f"unknown --generator {cfg.generator!r}; choose from "
                         + ", ".join(GENERATORS))
@@ -249,6 +247,10 @@ def check_generation_args(args, cfg, extra_gen_cls_kwargs=None,
     cannot honour (fairseq's generation config `args`, our resolved `cfg`)."""
     g = lambda name, default=None: getattr(args, name, default)  # noqa: E731
     name = f"--generator {cfg.generator}"
+    if cfg.generator == "default":  # greedy search on the speculative loop, for its stream
+        name = "--inflight-batching with the default generator"
+        if g("sampling", False):
+            raise UserError(f"{name} is greedy search only (no --sampling)")
     path, temperature = g("path") or "", g("temperature")
     check_draft_generator(name, models=len(path.split(os.pathsep)) if path else 1,
                           beam_size=g("beam", 5),

@@ -164,15 +164,17 @@ def _parse_args_and_arch(original):
                 if given and _off("pipeline"):
                     raise UserError(f"{flag} needs the 'pipeline' override, which {OFF_ENV} "
                                     f"switches off")
-            if cfg.generator != "default":
+            if cfg.generator != "default" or cfg.inflight_batching:
                 options.check_generation_args(parsed, cfg)
                 from fairseq.tasks import TASK_REGISTRY, FairseqTask
 
                 task_cls = TASK_REGISTRY.get(getattr(parsed, "task", None))
                 if task_cls is not None and task_cls.build_generator is not \
                         FairseqTask.build_generator and parsed.task not in DRAFT_TASKS:
-                    raise UserError(f"--generator {cfg.generator} is not supported for task "
-                                    f"{parsed.task} (it builds its own generator)")
+                    what = (f"--generator {cfg.generator}" if cfg.generator != "default"
+                            else "--inflight-batching")
+                    raise UserError(f"{what} is not supported for task {parsed.task} (it "
+                                    f"builds its own generator)")
         return parsed
 
     return parse_args_and_arch
@@ -190,7 +192,7 @@ def _build_generator(original):
             raise UserError("inflight_batching is a fairseq-generate option "
                             "(--inflight-batching), not a generation setting; in Python, call "
                             "the generator's generate_stream()")
-        if cfg.generator != "default" and seq_gen_cls is None:
+        if (cfg.generator != "default" or cfg.inflight_batching) and seq_gen_cls is None:
             options.check_generation_args(args, cfg, extra_gen_cls_kwargs,
                                           prefix_allowed_tokens_fn)
             generator = build_draft_generator(self, models, args, cfg, extra_gen_cls_kwargs)
@@ -225,9 +227,10 @@ def fast_default_generator(args, cfg, extra_gen_cls_kwargs):
 
 
 def build_draft_generator(task, models, args, cfg, extra_gen_cls_kwargs=None):
-    """SpeculativeSequenceGenerator or BiLDSequenceGenerator, with the draft loaded (once); None
-    (logged once) where model_gate.py refuses the target or the draft: the caller then builds the
-    default generator, which gives stock's output for the target."""
+    """SpeculativeSequenceGenerator or BiLDSequenceGenerator, with the draft loaded (once), or
+    for the default generator with --inflight-batching the speculative loop drafting nothing
+    (greedy search); None (logged once) where model_gate.py refuses the target or the draft: the
+    caller then builds the default generator, which gives stock's output for the target."""
     from fairseq_fast.generators.bild import BiLDSequenceGenerator
     from fairseq_fast.speculative.draft_loading import load_draft, shares_encoder
     from fairseq_fast.speculative.draft_vocab import shortlist
@@ -236,7 +239,9 @@ def build_draft_generator(task, models, args, cfg, extra_gen_cls_kwargs=None):
 
     models = list(models)
     g = lambda name, default: getattr(args, name, default)  # noqa: E731
-    draft = load_draft(task, cfg.draft_path, models[0]) if cfg.draft_method == "model" else None
+    # the default generator here: greedy search with --inflight-batching, no drafts
+    method = "none" if cfg.generator == "default" else cfg.draft_method
+    draft = load_draft(task, cfg.draft_path, models[0]) if method == "model" else None
     for role, model in (("target", models[0]), ("draft", draft)):
         if model is None:
             continue
@@ -254,7 +259,7 @@ def build_draft_generator(task, models, args, cfg, extra_gen_cls_kwargs=None):
         no_repeat_ngram_size=g("no_repeat_ngram_size", 0),
         kernels=not cfg.no_fast_linear,
         shared_encoder=None if draft is None else shares_encoder(models[0], draft),
-        draft_method=cfg.draft_method, draft_layers=int(cfg.draft_layers),
+        draft_method=method, draft_layers=int(cfg.draft_layers),
         symbols_to_strip_from_output=(extra_gen_cls_kwargs or {}).get(
             "symbols_to_strip_from_output"))
     if cfg.generator == "bild":
@@ -263,6 +268,9 @@ def build_draft_generator(task, models, args, cfg, extra_gen_cls_kwargs=None):
             fallback_threshold=float(cfg.bild_fallback_threshold),
             rollback_threshold=float(cfg.bild_rollback_threshold),
             max_small_steps=int(cfg.bild_max_small_steps), **common)
+    elif cfg.generator == "default":
+        return SpeculativeSequenceGenerator(models, task.target_dictionary,
+                                            name="greedy decoding", **common)
     else:
         generator = SpeculativeSequenceGenerator(
             models, task.target_dictionary, draft_model=draft, draft_len=int(cfg.draft_len),

@@ -8,6 +8,8 @@ Settings: the demo Spanish->English target widened F times (scripts/widen_model.
 demo target), greedy, the test set's sentences drawn as benchmark.batches draws them (sorted by
 source length into batches, as fairseq batches them), at each batch size. Engines:
   default               the plugin's default generator, batch by batch
+  default inflight      greedy search as fairseq-generate --inflight-batching runs it (the
+                        speculative loop drafting nothing: plain greedy steps)
   speculative           the big draft (draft_big.pt; at x1 the demo draft), --draft-len 3,
                         batch by batch
   speculative inflight  the same generator, every batch's sentences streamed through
@@ -55,14 +57,22 @@ def engine(name, generator, model, samples, stream):
     stats = getattr(generator, "stats", None)
     rows = max(s["id"].numel() for s in samples)
 
+    def counts():
+        """(target passes, rows they computed): verify passes and their rows, plus plain greedy
+        steps and their positions (the greedy engine's only kind)"""
+        if stats is None:
+            return 0, 0
+        return (stats.target_calls + stats.plain_steps,
+                stats.row_rounds + (stats.verified if stats.target_calls == 0 else 0))
+
     def run(part):
-        calls0, rows0 = (stats.target_calls, stats.row_rounds) if stats else (0, 0)
+        before = counts()
         seconds, hyps = (_stream_run if stream else
                          lambda g, m, s: decode_all(g, m, s, seed=0))(generator, model, samples)
         tokens = sum(len(h) for h in hyps.values())
         figures = {}
         if stats is not None:
-            calls, used = stats.target_calls - calls0, stats.row_rounds - rows0
+            calls, used = (a - b for a, b in zip(counts(), before))
             figures = {"passes_per_token": calls / tokens,
                        "idle_share": 1 - used / max(calls * rows, 1)}
         return Result(seconds, tokens, hyps, figures=figures)
@@ -96,7 +106,9 @@ def setting(factor, batch_size, args):
                                                 draft_len=DRAFT_LEN, max_len_b=200)
     bild = lambda: BiLDSequenceGenerator([model], tgt, small_model=draft,  # noqa: E731
                                          max_len_b=200)
+    greedy = SpeculativeSequenceGenerator([model], tgt, draft_method="none", max_len_b=200)
     engines = [engine("default", task.build_generator([model], gen_cfg), model, samples, False),
+               engine("default inflight", greedy, model, samples, True),
                engine("speculative", spec(), model, samples, False),
                engine("speculative inflight", spec(), model, samples, True),
                engine("BiLD", bild(), model, samples, False),

@@ -165,12 +165,15 @@ def _without_timings(stdout):
     return [line for line in stdout.splitlines() if not line.startswith("Generate ")]
 
 
-@pytest.mark.parametrize("workers,ours", [("0", []), ("2", ["--draft-method", "ngram"])])
+@pytest.mark.parametrize("workers,ours", [("0", ["--draft-path"]),
+                                          ("2", ["--draft-method", "ngram"]), ("0", [])])
 def test_inflight_batching_prints_what_batches_print(tiny_pair, workers, ours):
     """--inflight-batching at batch 3 (40 sentences): the same output, line for line and in the
-    same order, as the same generator batch by batch."""
+    same order, as the same generator batch by batch (speculative with a draft, with n-gram
+    lookup; the default generator's greedy search)."""
     extra = ["--batch-size", "3", "--postprocess-workers", workers]
-    spec = SPEC(tiny_pair) if not ours else ["--generator", "speculative", *ours]
+    spec = (SPEC(tiny_pair) if ours == ["--draft-path"]
+            else ["--generator", "speculative", *ours] if ours else [])
     batches = run("fairseq-generate", generate_args(tiny_pair, *extra) + spec)
     inflight = run("fairseq-generate", generate_args(tiny_pair, *extra) + spec
                    + ["--inflight-batching"])
@@ -181,7 +184,8 @@ def test_inflight_batching_prints_what_batches_print(tiny_pair, workers, ours):
 
 
 @pytest.mark.parametrize("tool,case,needles", [
-    ("fairseq-generate", ["--batch-size", "4"], ["--inflight-batching is for --generator"]),
+    ("fairseq-generate", ["--batch-size", "4", "--beam", "5"], ["needs --beam 1"]),
+    ("fairseq-generate", ["--batch-size", "4", "--sampling"], ["greedy search only"]),
     ("fairseq-generate", ["--max-tokens", "400"] + ["{spec}"], ["needs --batch-size"]),
     ("fairseq-interactive", ["{spec}"], ["is for fairseq-generate"]),
 ])

@@ -1,6 +1,8 @@
 """In-flight batching (SpeculativeSequenceGenerator.generate_stream, fairseq-generate
 --inflight-batching): a sentence that finishes leaves at once and a waiting one takes its row,
-and every sentence's output is the same as generate() gives it in its own batch.
+and every sentence's output is the same as generate() gives it in its own batch. Covered: the
+speculative generator with every proposer, BiLD, and greedy search without drafts (the default
+generator's, on the same loop).
 
 float64 (the torch path) and float32 (the C kernels, whose rows and masked keys change no bit of
 another row: test_cpu_attention.py) are compared hypothesis for hypothesis; float32 scores bit for
@@ -34,6 +36,9 @@ def _build(kind, target, draft, **kw):
         return SpeculativeSequenceGenerator([target], DICT, draft_model=draft, **kw)
     if kind == "ngram":
         return SpeculativeSequenceGenerator([target], DICT, draft_method="ngram", **kw)
+    if kind == "none":  # greedy search: the default generator's, with --inflight-batching
+        kw.pop("draft_len", None)
+        return SpeculativeSequenceGenerator([target], DICT, draft_method="none", **kw)
     if kind == "layers":
         return SpeculativeSequenceGenerator([target], DICT, draft_method="layers",
                                             draft_layers=1, **kw)
@@ -74,7 +79,7 @@ def _stream_equals_batches(build, batches, rows, prefixes=None):
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
-@pytest.mark.parametrize("kind", ["model", "ngram", "layers", "bild"])
+@pytest.mark.parametrize("kind", ["model", "ngram", "layers", "bild", "none"])
 @pytest.mark.parametrize("rows", [1, 2, 3, 8])
 def test_each_sentence_as_in_its_own_batch(dtype, kind, rows):
     target, draft = _models(dtype)
@@ -83,7 +88,38 @@ def test_each_sentence_as_in_its_own_batch(dtype, kind, rows):
                            batches, rows)
 
 
-@pytest.mark.parametrize("kind", ["model", "ngram"])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_greedy_without_drafts_is_stock_greedy(dtype):
+    """draft_method 'none' (the default generator's greedy search with --inflight-batching):
+    stock fairseq's greedy hypotheses, with forced prefixes and n-gram blocking too (its rounds
+    then verify one position per row), scores to float32 rounding."""
+    from fairseq.sequence_generator import SequenceGenerator
+
+    from test_speculative_equality import ReferenceNGramBlock
+
+    target, _ = _models(dtype)
+    for ngram, prefix_size in ((0, 0), (2, 0), (0, 2)):
+        stock = SequenceGenerator([target], DICT, beam_size=1, max_len_b=15,
+                                  no_repeat_ngram_size=ngram)
+        if ngram:
+            stock.repeat_ngram_blocker = ReferenceNGramBlock(ngram)
+        ours = SpeculativeSequenceGenerator([target], DICT, draft_method="none", max_len_b=15,
+                                            no_repeat_ngram_size=ngram)
+        for i, lengths in enumerate(BATCHES):
+            sample = source_batch(DICT, lengths, seed=i)
+            prefix = (torch.randint(DICT.nspecial, len(DICT), (len(lengths), prefix_size),
+                                    generator=torch.Generator().manual_seed(i))
+                      if prefix_size else None)
+            want = stock.generate([target], sample, prefix_tokens=prefix)
+            got = ours.generate([target], sample, prefix_tokens=prefix)
+            for w, h in zip(want, got):
+                assert h[0]["tokens"].tolist() == w[0]["tokens"].tolist()
+                assert torch.allclose(h[0]["positional_scores"], w[0]["positional_scores"],
+                                      atol=1e-5)
+        assert ours.stats.proposed == 0 and ours.stats.draft_calls == 0
+
+
+@pytest.mark.parametrize("kind", ["model", "ngram", "none"])
 def test_adaptive_lengths_forced_prefixes_and_length_limits_by_source(kind):
     """With max_len_a the limit follows each batch's source length: rows of another limit wait
     for the rows in flight. Forced prefixes travel with their rows."""

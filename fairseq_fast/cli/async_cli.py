@@ -141,7 +141,8 @@ def inflight_rows(cfg, task, generator) -> int:
     from fairseq.tasks import FairseqTask
 
     if not hasattr(generator, "generate_stream"):
-        raise UserError("--inflight-batching is for --generator speculative or bild")
+        raise UserError("--inflight-batching is for --generator speculative or bild, and "
+                        "greedy search (--beam 1) on a model the plugin's decoder takes")
     if type(task).inference_step is not FairseqTask.inference_step:
         raise UserError(f"--inflight-batching does not support task {cfg.task._name} yet (it "
                         f"has its own inference step)")

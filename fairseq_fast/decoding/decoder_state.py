@@ -7,7 +7,8 @@ rows that may each be at a different length:
                      writes cache row b (R = B, or more once rows have left an `origin` state)
     lengths          [B]          how many decoder inputs of each row are cached (valid slots)
     cross_k, cross_v list over layers of [B / group, heads, src_len, head_dim], computed once per
-                     source sentence and shared by its `group` consecutive rows (its beams)
+                     source sentence and shared by its `group` consecutive rows (its beams);
+                     the state's own (sentences leaving move rows within them)
     cross_mask       [B / group, 1, 1, src_len] bool, True at source padding (or None)
     origin           [B, capacity] int64 or None: the cache row that holds row b's slot t
     cross_rows       [B / group] int64 or None: the row of cross_k/v/mask that sentence s reads
@@ -53,6 +54,9 @@ class DecoderState:
     # the whole K/V buffers this state's self_k/self_v lie in (those may be views of fewer rows),
     # the grown ones once it has grown: what a later batch's `allocate(reuse=...)` takes
     buffers: Optional[Tuple[Tensor, Tensor]] = None
+    # the whole tensors cross_k / cross_v / cross_mask are the first rows of, once sentences
+    # have left (compact_cross) or joined (admit): (keys, values, mask or None)
+    cross_full: Optional[Tuple[List[Tensor], List[Tensor], Optional[Tensor]]] = None
 
     @classmethod
     def allocate(cls, layers: int, batch: int, heads: int, head_dim: int, capacity: int,
@@ -129,16 +133,31 @@ class DecoderState:
         return k[rows, :, slots].transpose(1, 2), v[rows, :, slots].transpose(1, 2)
 
     def compact_cross(self) -> None:
-        """Gather the encoder K/V and padding rows that `cross_rows` names into the batch's
-        sentence order (row s for sentence s), for readers that index them directly."""
+        """Move the encoder K/V and padding rows that `cross_rows` names into the batch's
+        sentence order (row s for sentence s), for readers that index them directly. In place:
+        only the rows whose place changes are copied (none when the last sentences left)."""
         rows = self.cross_rows
         if rows is None:
             return
-        self.cross_k = [k.index_select(0, rows) for k in self.cross_k]
-        self.cross_v = [v.index_select(0, rows) for v in self.cross_v]
-        if self.cross_mask is not None:
-            self.cross_mask = self.cross_mask.index_select(0, rows)
+        keys, values, mask = self._cross_whole()
+        n = rows.numel()
+        changed = (rows != torch.arange(n, device=rows.device)).nonzero().squeeze(1)
+        if changed.numel():
+            src = rows.index_select(0, changed)
+            for t in (*keys, *values, *([] if mask is None else [mask])):
+                t.index_copy_(0, changed, t.index_select(0, src))  # gathered, then written
+        self.cross_full = (keys, values, mask)
+        self.cross_k, self.cross_v = [k[:n] for k in keys], [v[:n] for v in values]
+        self.cross_mask = None if mask is None else mask[:n]
         self.cross_rows = None
+
+    def _cross_whole(self):
+        """(keys, values, mask): the whole tensors the encoder K/V rows lie in, this state's own
+        to change (the mask, until then a view of the encoder output's, is copied first)."""
+        if self.cross_full is not None:
+            return self.cross_full
+        mask = None if self.cross_mask is None else self.cross_mask.clone()
+        return list(self.cross_k), list(self.cross_v), mask
 
     def admit(self, cross_k: List[Tensor], cross_v: List[Tensor],
               cross_mask: Optional[Tensor], rows: int) -> None:
@@ -173,20 +192,30 @@ class DecoderState:
         self.lengths = torch.cat([self.lengths, self.lengths.new_zeros(rows)])
         if have == 0:  # an empty batch: the newcomers' own
             self.cross_k, self.cross_v, self.cross_mask = list(cross_k), list(cross_v), cross_mask
+            self.cross_full = None
             return
         if not self.cross_k:
             return
-        ours, theirs = self.cross_k[0].size(2), cross_k[0].size(2)
-        width = max(ours, theirs)
-        self.cross_k = [torch.cat([_widen(a, width), _widen(b, width)])
-                        for a, b in zip(self.cross_k, cross_k)]
-        self.cross_v = [torch.cat([_widen(a, width), _widen(b, width)])
-                        for a, b in zip(self.cross_v, cross_v)]
-        if self.cross_mask is None and cross_mask is None and ours == theirs:
-            return
-        mask = torch.cat([_widen_mask(self.cross_mask, have, ours, width, self.lengths.device),
-                          _widen_mask(cross_mask, rows, theirs, width, self.lengths.device)])
-        self.cross_mask = mask if bool(mask.any()) else None
+        keys, values, mask = self._cross_whole()
+        theirs = cross_k[0].size(2)
+        rows_there, width = keys[0].size(0), keys[0].size(2)
+        if rows_there < want or width < theirs:  # wider or more rows: new tensors, copied once
+            ours, width = width, max(width, theirs)
+            grown = max(want, rows_there)
+            keys = [_widen(k[:have], width, grown) for k in keys]
+            values = [_widen(v[:have], width, grown) for v in values]
+            mask = _widen_mask(None if mask is None else mask[:have], have, ours, width,
+                               self.lengths.device, grown)
+        elif mask is None:
+            mask = torch.zeros(rows_there, 1, 1, width, dtype=torch.bool,
+                               device=self.lengths.device)
+        for whole, new in zip((*keys, *values), (*cross_k, *cross_v)):
+            whole[have:want, :, :theirs] = new
+            whole[have:want, :, theirs:] = 0
+        mask[have:want] = _widen_mask(cross_mask, rows, theirs, width, self.lengths.device)
+        self.cross_full = (keys, values, mask)
+        self.cross_k, self.cross_v = [k[:want] for k in keys], [v[:want] for v in values]
+        self.cross_mask = mask[:want] if bool(mask[:want].any()) else None
 
     def rollback_to(self, lengths: Tensor) -> None:
         """Keep only the first `lengths[b]` cached inputs of each row (lengths [B], never larger)."""
@@ -221,14 +250,18 @@ class DecoderState:
             self.compact_cross()
 
     def _compact(self, rows: Tensor) -> None:
-        """Fewer rows: gather the kept rows' valid slots to the front of the same buffers (no new
-        allocation: a fresh buffer costs more in page faults than the copy itself)."""
+        """Fewer rows: move the kept rows' valid slots to the front of the same buffers (no new
+        allocation: a fresh buffer costs more in page faults than the copy itself); only the
+        rows whose place changes are copied."""
         used, keep = int(self.lengths.max()), rows.numel()
+        changed = (rows != torch.arange(keep, device=rows.device)).nonzero().squeeze(1)
+        src = rows.index_select(0, changed)
         for name in ("self_k", "self_v"):
             cache = getattr(self, name)
-            for layer in cache:  # [B, H, capacity, D]
-                valid = layer[:, :, :used]
-                valid[:keep] = valid.index_select(0, rows)  # gathered before overwriting
+            if changed.numel():
+                for layer in cache:  # [B, H, capacity, D]
+                    valid = layer[:, :, :used]
+                    valid.index_copy_(0, changed, valid.index_select(0, src))  # gathered first
             setattr(self, name, cache[:, :keep])
 
     def _move_changed_rows(self, rows: Tensor) -> None:
@@ -243,21 +276,20 @@ class DecoderState:
                 valid.index_copy_(0, changed, valid.index_select(0, src))
 
 
-def _widen(keys: Tensor, width: int) -> Tensor:
-    """keys [R, H, S, D] with zeros appended up to `width` keys."""
-    if keys.size(2) == width:
-        return keys
-    out = keys.new_zeros(keys.shape[:2] + (width,) + keys.shape[3:])
-    out[:, :, : keys.size(2)] = keys
+def _widen(keys: Tensor, width: int, rows: int) -> Tensor:
+    """keys [R, H, S, D] in a new [rows, H, width, D] tensor, zeros after them."""
+    out = keys.new_zeros((rows, keys.size(1), width, keys.size(3)))
+    out[: keys.size(0), :, : keys.size(2)] = keys
     return out
 
 
 def _widen_mask(mask: Optional[Tensor], rows: int, keys: int, width: int,
-                device: torch.device) -> Tensor:
-    """A source-padding mask [rows, 1, 1, width]: `mask` (None: nothing masked) over its `keys`
-    keys, the appended ones masked."""
-    out = torch.ones(rows, 1, 1, width, dtype=torch.bool, device=device)
-    out[..., :keys] = False if mask is None else mask
+                device: torch.device, total: int = 0) -> Tensor:
+    """A source-padding mask [max(rows, total), 1, 1, width]: for the first `rows`, `mask` (None:
+    nothing masked) over its `keys` keys and the appended ones masked; every key of the rows
+    after them masked."""
+    out = torch.ones(max(rows, total), 1, 1, width, dtype=torch.bool, device=device)
+    out[:rows, ..., :keys] = False if mask is None else mask
     return out
 
 

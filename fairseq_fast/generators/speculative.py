@@ -48,10 +48,10 @@ from fairseq_fast.speculative.acceptance import (AcceptanceRule, GreedyAcceptanc
                                                  RejectionSampling)
 from fairseq_fast.speculative.commit import commit
 from fairseq_fast.speculative.draft_length import (FixedDraftLength, MeasuredDraftLength,
-                                                   MeasuredRate, RoundTimes, measured)
+                                                   MeasuredRate, NoDrafts, RoundTimes, measured)
 from fairseq_fast.speculative.ngram import LookaheadRounds, NgramProposer
 from fairseq_fast.speculative.plain_steps import PlainSteps
-from fairseq_fast.speculative.proposer import DraftModelProposer
+from fairseq_fast.speculative.proposer import DraftModelProposer, NoProposer
 from fairseq_fast.speculative.self_draft import early_layers, same_dictionary
 from fairseq_fast.speculative.shared_encoder import same_encoder
 from fairseq_fast.speculative.stats import SpecStats
@@ -74,6 +74,17 @@ class Proposal:
     verified: int = 0
     lookahead: int = 0  # > 0: rounds of n-gram drafts of this length in one C call
     tally: Optional[Tensor] = None  # their counters (ngram.LookaheadRounds.run)
+
+
+def _fill_holes(alive: Tensor) -> Tensor:
+    """The rows that go on ([B] bool), in an order that moves the fewest: a row keeps its place
+    unless it lies past the new batch size; those take the places of the rows that ended
+    before it (the caches then copy only them: DecoderState.select_rows)."""
+    n = int(alive.sum())
+    order = torch.arange(n, device=alive.device)
+    holes = (~alive[:n]).nonzero().squeeze(1)
+    order[holes] = alive[n:].nonzero().squeeze(1) + n
+    return order
 
 
 @dataclass
@@ -141,8 +152,10 @@ class SpeculativeSequenceGenerator(nn.Module):
     shared_encoder: whether the draft's encoder is the target's (shared_encoder.py), so that it
     runs once for both; None checks the two models.
     draft_method: 'model' (draft_model proposes), 'ngram' (n-gram lookup, ngram_min to
-    ngram_max tokens; no draft_model) or 'layers' (the target's first draft_layers decoder
-    layers, 0 for the default; no draft_model)."""
+    ngram_max tokens; no draft_model), 'layers' (the target's first draft_layers decoder
+    layers, 0 for the default; no draft_model) or 'none' (nothing proposes: greedy decoding in
+    plain steps, draft_length.NoDrafts; what the default generator's greedy search gives, on
+    this loop for in-flight batching)."""
 
     def __init__(self, models, tgt_dict, draft_model=None, draft_len: int = 4,
                  adaptive_draft_len: bool = False, beam_size: int = 1, max_len_a: float = 0,
@@ -166,6 +179,7 @@ class SpeculativeSequenceGenerator(nn.Module):
                               bild=False, draft_len=draft_len)
         self.model = models[0]
         self.draft_method = draft_method
+        self.sampling = sampling
         draft_model = self._draft_model(draft_model, draft_method, draft_layers, stop_rule)
         self.draft_model = draft_model
         self.target = decoder_backend(self.model, kernels=kernels)
@@ -205,7 +219,10 @@ class SpeculativeSequenceGenerator(nn.Module):
                             f"{type(acceptance).__name__}")
         self.acceptance = acceptance
         self.lookahead = None
-        if draft_method == "ngram":
+        if draft_method == "none":
+            self.proposer = NoProposer()
+            self.schedule = NoDrafts()
+        elif draft_method == "ngram":
             if draft_vocab is not None:
                 raise UserError(f"{name}: a draft vocabulary is for a draft model, not n-gram "
                                 f"lookup")
@@ -233,6 +250,11 @@ class SpeculativeSequenceGenerator(nn.Module):
             return draft_model
         if draft_model is not None:
             raise UserError(f"{self.name}: --draft-method {method} takes no draft model")
+        if method == "none":
+            if stop_rule is not None or self.sampling:
+                raise UserError(f"{self.name}: greedy decoding without drafts takes no stop "
+                                f"rule and no sampling")
+            return None
         if method == "ngram":
             if stop_rule is not None:
                 raise UserError(f"{self.name} does not take --draft-method ngram: its stop "
@@ -270,6 +292,10 @@ class SpeculativeSequenceGenerator(nn.Module):
         if rows < 1:
             raise UserError(f"{self.name}: in-flight batching needs at least one row "
                             f"(got {rows})")
+        if next(self.model.parameters()).device.type != "cpu":
+            # a GPU backend's graphs are recorded for a batch's buffers, which joining rows
+            # replace: each join would record new ones
+            raise UserError(f"{self.name}: in-flight batching runs on the CPU only, for now")
         yield from self._stream(iter(batches), rows, bos_token)
 
     # -- the loop -----------------------------------------------------------------------------
@@ -414,7 +440,7 @@ class SpeculativeSequenceGenerator(nn.Module):
                 batch.finalized[index].append(
                     self._finalize(f.tokens[row], f.cum[row], int(f.n_tokens[row])))
                 batch.left -= 1
-            alive = (~has_eos).nonzero().squeeze(1)
+            alive = _fill_holes(~has_eos)
             f.select(alive)
             target.select_rows(alive)
             self.proposer.select_rows(alive)

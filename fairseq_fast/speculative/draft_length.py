@@ -6,6 +6,8 @@
                           measurements; 0 (plain decoding steps) where drafting does not pay
     MeasuredRate          --adaptive-draft-len with n-gram lookup: the length whose own rounds
                           wrote the most tokens per second in this run
+    NoDrafts              no proposer: plain greedy steps every round (the default generator's
+                          greedy search with --inflight-batching)
 
 The generator asks `window` for the caps of the rows about to draft, and reports each finished
 round to `update`: what the rows were offered and kept, and what the round cost (RoundTimes).
@@ -111,6 +113,28 @@ class FixedDraftLength:
 
     def plain_steps(self, batch: int) -> int:
         return 1
+
+    def update(self, cap: Tensor, offered: Tensor, accepted: Tensor,
+               times: RoundTimes) -> Tensor:
+        return cap
+
+
+class NoDrafts:
+    """Every round plain greedy steps (length 0): plain_steps(B) of them, as a measured schedule
+    takes them. The speculative loop with no proposer is then greedy decoding (what the default
+    generator's greedy search gives), in-flight batching included."""
+
+    measures = False
+    maximum = 0
+
+    def start(self, batch: int, device) -> Tensor:
+        return torch.zeros(batch, dtype=torch.long, device=device)
+
+    def window(self, cap: Tensor) -> Tensor:
+        return cap
+
+    def plain_steps(self, batch: int) -> int:
+        return plain_steps(batch)
 
     def update(self, cap: Tensor, offered: Tensor, accepted: Tensor,
                times: RoundTimes) -> Tensor:

@@ -202,3 +202,30 @@ class DraftModelProposer:
 
     def select_rows(self, rows: Tensor) -> None:
         self.state.select_rows(rows)
+
+
+class NoProposer:
+    """Proposer of nothing: the loop's rounds are plain greedy steps (draft_length.NoDrafts)."""
+
+    calls = 0
+    last_steps = 0
+
+    def start(self, net_input: dict, batch: int, capacity: int,
+              encoder_out: Optional[dict] = None) -> None:
+        pass
+
+    def prepare(self, net_input: dict, encoder_out: Optional[dict] = None):
+        return None
+
+    def admit(self, prepared, rows: Tensor, capacity: int, fresh: bool = False) -> None:
+        pass
+
+    def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
+                stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
+        raise RuntimeError("NoProposer proposes nothing: its schedule never asks")
+
+    def rollback(self, n_tokens: Tensor) -> None:
+        pass
+
+    def select_rows(self, rows: Tensor) -> None:
+        pass
