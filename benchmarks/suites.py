@@ -94,6 +94,8 @@ SUITES = (
           _s("--part", "lm", "--lm-folder", os.path.join(ROOT, "work", "draft-quick-lm"),
              "--lm-train-hours", 0.05, "--hours", 0.05, "--sentences", 8,
              "--batch-sentences", 16, "--repeats", 1)),
+    Suite("inflight", "benchmark_inflight.py", _s("--sentences", 96),
+          _s("--factors", 1, "--batch-sizes", 8, "--sentences", 16, "--repeats", 1)),
     Suite("draftfree", "benchmark_draft_free.py",
           _s("--sentences", 20, "--batch-sentences", 48, "--long-sentences", 8,
              "--sweep-sentences", 10, "--copy-hours", 0.5, "--copy-draft-hours", 0),

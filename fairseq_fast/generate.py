@@ -40,7 +40,7 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 # importing this module imported the fairseq_fast package first: the overrides apply
 from fairseq_fast.cli import chunks
-from fairseq_fast.cli.async_cli import GenerationSetUp, _seed_and_device
+from fairseq_fast.cli.async_cli import GenerationSetUp, _seed_and_device, inflight_rows
 from fairseq_fast.cli.distributed import Ranks
 from fairseq_fast.errors import EXIT_CODE, UserError
 from fairseq_fast.options import carry_into, postprocess_workers
@@ -65,7 +65,8 @@ STARTED = _process_start()
 
 # flags that change how a job runs, not what it writes: a resumed job may change them
 RUN_ONLY = {"resume", "work_dir", "chunk_tokens", "rank_threads", "rank_timeout",
-            "postprocess_workers", "num_workers", "data_buffer_size", "results_path", "log_file",
+            "postprocess_workers", "inflight_batching", "num_workers", "data_buffer_size",
+            "results_path", "log_file",
             "log_format", "log_interval", "no_progress_bar", "tensorboard_logdir",
             "wandb_project", "azureml_logging", "aim_repo", "aim_run_hash", "user_dir",
             "device_id", "nprocs_per_node", "heartbeat_timeout", "suppress_crashes", "profile",
@@ -360,27 +361,12 @@ def generate_share(job, ranks, plan, folder) -> dict:
                                          batch_sampler=sampler,
                                          num_workers=cfg.dataset.num_workers,
                                          pin_memory=job.use_cuda)
-    seeded = cfg.common.seed is not None and not cfg.generation.no_seed_provided
     figures = {"chunks": 0, "sentences": 0, "tokens": 0, "gen_seconds": 0.0}
 
-    for seq, sample in enumerate(loader):
-        chunk, batch, last = sampler.order.popleft()
-        sample = utils.move_to_cuda(sample) if job.use_cuda else sample
+    for seq, chunk, batch, last, sample, hypos, seconds in _generated(job, loader, sampler):
         stats = {"sentences": 0, "tokens": 0, "seconds": 0.0, "has_target": None}
         payload = None
-        if "net_input" in sample:
-            if seeded:
-                seed = batch_seed(cfg.common.seed, int(np.asarray(job.batches[batch])[0]))
-                np.random.seed(seed)
-                utils.set_torch_seed(seed)
-            prefix_tokens = None
-            if cfg.generation.prefix_size > 0:
-                prefix_tokens = sample["target"][:, : cfg.generation.prefix_size]
-            start = time.perf_counter()
-            hypos = task.inference_step(job.generator, job.models, sample,
-                                        prefix_tokens=prefix_tokens,
-                                        constraints=sample.get("constraints"))
-            seconds = time.perf_counter() - start
+        if hypos is not None:
             ids = sample["id"].tolist()
             raw = (originals(task, cfg.dataset.gen_subset, ids)
                    if job.align_dict is not None else None)
@@ -401,6 +387,59 @@ def generate_share(job, ranks, plan, folder) -> dict:
         if pipeline.problem is not None:
             raise UserError(pipeline.problem[0])
     return figures
+
+
+def _generated(job, loader, sampler):
+    """(seq, chunk, batch, last batch of its chunk, sample, hypotheses or None for a sample
+    with nothing to generate, generation seconds) for each batch the loader yields, in its
+    order: batch by batch, or with --inflight-batching streamed through the generator (a
+    batch's seconds: those since the one before it was done)."""
+    cfg, task = job.cfg, job.task
+    seeded = cfg.common.seed is not None and not cfg.generation.no_seed_provided
+
+    def prefix_of(sample):
+        if cfg.generation.prefix_size > 0:
+            return sample["target"][:, : cfg.generation.prefix_size]
+        return None
+
+    def loaded():
+        for seq, sample in enumerate(loader):
+            chunk, batch, last = sampler.order.popleft()
+            sample = utils.move_to_cuda(sample) if job.use_cuda else sample
+            yield seq, chunk, batch, last, sample
+
+    if not getattr(cfg.generation, "inflight_batching", False):
+        for seq, chunk, batch, last, sample in loaded():
+            if "net_input" not in sample:
+                yield seq, chunk, batch, last, sample, None, 0.0
+                continue
+            if seeded:
+                seed = batch_seed(cfg.common.seed, int(np.asarray(job.batches[batch])[0]))
+                np.random.seed(seed)
+                utils.set_torch_seed(seed)
+            start = time.perf_counter()
+            hypos = task.inference_step(job.generator, job.models, sample,
+                                        prefix_tokens=prefix_of(sample),
+                                        constraints=sample.get("constraints"))
+            yield seq, chunk, batch, last, sample, hypos, time.perf_counter() - start
+        return
+    rows = inflight_rows(cfg, task, job.generator)
+    pulled = collections.deque()  # every batch the stream took, and those it could not
+
+    def stream():
+        for entry in loaded():
+            pulled.append(entry)
+            if "net_input" in entry[4]:
+                yield entry[4], prefix_of(entry[4])
+
+    start = time.perf_counter()
+    for sample, hypos in job.generator.generate_stream(stream(), rows):
+        while pulled[0][4] is not sample:  # batches with nothing to generate, before it
+            yield (*pulled.popleft(), None, 0.0)
+        yield (*pulled.popleft(), hypos, time.perf_counter() - start)
+        start = time.perf_counter()
+    while pulled:
+        yield (*pulled.popleft(), None, 0.0)
 
 
 class ClaimedBatches:

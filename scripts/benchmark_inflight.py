@@ -14,6 +14,9 @@ source length into batches, as fairseq batches them), at each batch size. Engine
                         batch by batch
   speculative inflight  the same generator, every batch's sentences streamed through
                         generate_stream with the batch size as the rows in flight
+  speculative adaptive inflight
+                        streamed, with --adaptive-draft-len: each pass's draft length chosen
+                        for the rows in flight (0: plain greedy steps), learnt in the warm-up
   BiLD, BiLD inflight   the draft as BiLD's small model, thresholds at their defaults
 They take turns (benchmarks.harness.interleave, the order rotating between repeats; medians).
 Per engine: seconds, the speed over the default generator, the share of sentences identical to
@@ -104,6 +107,8 @@ def setting(factor, batch_size, args):
     tgt = task.target_dictionary
     spec = lambda: SpeculativeSequenceGenerator([model], tgt, draft_model=draft,  # noqa: E731
                                                 draft_len=DRAFT_LEN, max_len_b=200)
+    adaptive = SpeculativeSequenceGenerator([model], tgt, draft_model=draft, draft_len=DRAFT_LEN,
+                                            max_len_b=200, adaptive_draft_len=True)
     bild = lambda: BiLDSequenceGenerator([model], tgt, small_model=draft,  # noqa: E731
                                          max_len_b=200)
     greedy = SpeculativeSequenceGenerator([model], tgt, draft_method="none", max_len_b=200)
@@ -111,6 +116,7 @@ def setting(factor, batch_size, args):
                engine("default inflight", greedy, model, samples, True),
                engine("speculative", spec(), model, samples, False),
                engine("speculative inflight", spec(), model, samples, True),
+               engine("speculative adaptive inflight", adaptive, model, samples, True),
                engine("BiLD", bild(), model, samples, False),
                engine("BiLD inflight", bild(), model, samples, True)]
 
@@ -130,8 +136,32 @@ def setting(factor, batch_size, args):
     return {"factor": factor, "batch_size": batch_size, "sentences": n, "engines": out}
 
 
-def print_table(rows):
-    print("\n| setting | engine | x default | identical | ms/token | passes/token | idle rows |")
+PAIRS = (("default", "default inflight"), ("speculative", "speculative inflight"),
+         ("BiLD", "BiLD inflight"))
+
+
+def print_table(report):
+    """The summary (each generator streamed against itself batch by batch), then every
+    engine."""
+    rows = report["rows"]
+    print("In-flight batching against the same generator batch by batch (time ratio; target "
+          "passes per token, streamed / batch by batch):\n")
+    print("| setting | " + " | ".join(PAIR for PAIR, _ in PAIRS) + " | speculative adaptive "
+          "inflight, x default |")
+    print("|---|" + "---|" * (len(PAIRS) + 1))
+    for row in rows:
+        e = row["engines"]
+        cells = []
+        for batch, streamed in PAIRS:
+            ratio = e[streamed]["ratio"] / e[batch]["ratio"]
+            passes = (f", passes {e[streamed]['passes_per_token'] / e[batch]['passes_per_token']:.2f}"
+                      if "passes_per_token" in e[batch] else "")
+            cells.append(f"{ratio:.2f}x{passes}")
+        cells.append(f"{e['speculative adaptive inflight']['ratio']:.2f}x")
+        print(f"| x{row['factor']}, batch {row['batch_size']} | " + " | ".join(cells) + " |")
+    print("\nEvery engine (x default: over the default generator batch by batch; identical: its "
+          "sentences equal to the default generator's, float32):\n")
+    print("| setting | engine | x default | identical | ms/token | passes/token | idle rows |")
     print("|---|---|---|---|---|---|---|")
     for row in rows:
         for name, e in row["engines"].items():
@@ -159,8 +189,9 @@ def main():
     args = ap.parse_args()
     rows = [setting(int(f), int(b), args) for f in args.factors.split(",")
             for b in args.batch_sizes.split(",")]
-    print_table(rows)
-    write_report(args.json, {"rows": rows, "draft_len": DRAFT_LEN, "threads": args.threads})
+    report = {"rows": rows, "draft_len": DRAFT_LEN, "threads": args.threads}
+    print_table(report)
+    write_report(args.json, report)
 
 
 if __name__ == "__main__":

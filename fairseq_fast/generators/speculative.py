@@ -19,11 +19,18 @@ steps in one C call (plain_steps.py), else a verify pass of one position per row
 rounds run that way too where they can: many rounds of lookup, verify and commit in one C call
 (ngram.LookaheadRounds), whose choices the loop then verifies as one window of drafts.
 
+In-flight batching (generate_stream): the same rounds over a stream of batches, up to a number
+of rows in flight; between rounds, waiting sentences take the places of the rows that finished
+(their batch's encoder output, their encoder K/V and padding joining the decoder states:
+DecoderState.admit), and each batch is handed back, in order, once all its sentences are done.
+A sentence's output is what generate() gives it in its own batch.
+
 The proposer (draft_method):
     model   a draft model (--draft-path; proposer.DraftModelProposer)
     ngram   n-gram lookup in the row's own text and its source (ngram.NgramProposer)
     layers  the target's first draft_layers decoder layers, final norm and output projection
             (self_draft.py), as a draft model
+    none    nothing: every round plain greedy steps (greedy search, streamed)
 
 Greedy output (beam 1) is token for token what fairseq's SequenceGenerator produces with the
 target alone; scores and positional scores are the target's, computed as stock computes them.
@@ -392,6 +399,8 @@ class SpeculativeSequenceGenerator(nn.Module):
                       n_tokens=torch.ones(take, dtype=torch.long, device=device),
                       gamma=self.schedule.start(take, device), prefix=prefix, key=batch.key)
         batch.admitted += take
+        if batch.admitted == batch.rows:  # all in: what joining needed can go
+            batch.encoder_out = batch.cross = batch.prepared = None
         self.stats.sentences += take
         if flight is None or flight.ids.numel() == 0:
             return target, new
