@@ -20,8 +20,9 @@ source length into batches, as fairseq batches them), at each batch size. Engine
   BiLD, BiLD inflight   the draft as BiLD's small model, thresholds at their defaults
 They take turns (benchmarks.harness.interleave, the order rotating between repeats; medians).
 Per engine: seconds, the speed over the default generator, the share of sentences identical to
-the default generator's (float32), target (verify) passes per written token, and the idle share
-of the rows a pass could hold (1 - rows verified / (passes x batch size)).
+the default generator's (float32), the target's passes (verify passes and plain greedy steps)
+per written token, and the idle share of the rows a pass could hold (1 - rows verified /
+(verify passes x batch size); for greedy search, of its plain steps).
 """
 import argparse
 import copy
@@ -61,12 +62,10 @@ def engine(name, generator, model, samples, stream):
     rows = max(s["id"].numel() for s in samples)
 
     def counts():
-        """(target passes, rows they computed): verify passes and their rows, plus plain greedy
-        steps and their positions (the greedy engine's only kind)"""
+        """(verify passes, their rows, plain greedy steps, positions computed)"""
         if stats is None:
-            return 0, 0
-        return (stats.target_calls + stats.plain_steps,
-                stats.row_rounds + (stats.verified if stats.target_calls == 0 else 0))
+            return 0, 0, 0, 0
+        return stats.target_calls, stats.row_rounds, stats.plain_steps, stats.verified
 
     def run(part):
         before = counts()
@@ -75,9 +74,12 @@ def engine(name, generator, model, samples, stream):
         tokens = sum(len(h) for h in hyps.values())
         figures = {}
         if stats is not None:
-            calls, used = (a - b for a, b in zip(counts(), before))
-            figures = {"passes_per_token": calls / tokens,
-                       "idle_share": 1 - used / max(calls * rows, 1)}
+            calls, used, steps, positions = (a - b for a, b in zip(counts(), before))
+            # idle rows: of the verify passes where there are any, else of the plain steps
+            # (whose positions are their rows)
+            passes, busy = (calls, used) if calls else (steps, positions)
+            figures = {"passes_per_token": (calls + steps) / tokens,
+                       "idle_share": 1 - busy / max(passes * rows, 1)}
         return Result(seconds, tokens, hyps, figures=figures)
 
     def warm_up():
@@ -154,8 +156,9 @@ def print_table(report):
         cells = []
         for batch, streamed in PAIRS:
             ratio = e[streamed]["ratio"] / e[batch]["ratio"]
-            passes = (f", passes {e[streamed]['passes_per_token'] / e[batch]['passes_per_token']:.2f}"
-                      if "passes_per_token" in e[batch] else "")
+            fewer = (e[streamed].get("passes_per_token", 0)
+                     / e[batch].get("passes_per_token", float("inf")))
+            passes = f", passes {fewer:.2f}" if fewer else ""
             cells.append(f"{ratio:.2f}x{passes}")
         cells.append(f"{e['speculative adaptive inflight']['ratio']:.2f}x")
         print(f"| x{row['factor']}, batch {row['batch_size']} | " + " | ".join(cells) + " |")

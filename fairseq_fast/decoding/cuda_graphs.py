@@ -172,7 +172,7 @@ class StepGraphs:
         and a replay (it writes the same K/V to the same slots as the eager run did)."""
         cross = self._fill_cross(state, key[-1])
         static = dataclasses.replace(
-            state, lengths=state.lengths.clone(), origin=None, cross_rows=None,
+            state, lengths=state.lengths.clone(), origin=None, cross_rows=None, cross_full=None,
             cross_k=cross.keys if cross else [], cross_v=cross.values if cross else [],
             cross_mask=cross.mask if cross else None)
         entry = _Graph(None, tuple(t.clone() for t in inputs), static, ())
