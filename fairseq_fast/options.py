@@ -107,11 +107,12 @@ class FastGenerationConfig(FairseqDataclass):
         "help": "feed forced prefixes (--prefix-size, prompts) one step per token as fairseq "
                 "does, instead of in one decoder pass"})
     inflight_batching: bool = field(default=False, metadata={
-        "help": "fairseq-generate with --generator speculative or bild, or greedy search "
-                "(--beam 1): keep --batch-size sentences in flight; a sentence that finishes "
-                "leaves at once and the next one takes its place, so a batch no longer waits "
-                "for its slowest sentence. Each sentence's output is what it gets without this "
-                "flag, and the output keeps its order"})
+        "help": "--generator speculative or bild, or greedy search (--beam 1): keep "
+                "--batch-size sentences in flight; a sentence that finishes leaves at once and "
+                "the next one takes its place, so a batch no longer waits for its slowest "
+                "sentence (fairseq-interactive: within each --buffer-size chunk). Each "
+                "sentence's output is what it gets without this flag, and the output keeps its "
+                "order"})
     postprocess_workers: int = field(default=0, metadata={
         "help": "fairseq-generate / fairseq-interactive: turn generated batches into text "
                 "(dictionary, BPE, tokenizer, scoring) in N worker processes while the next "

@@ -320,11 +320,8 @@ def _interactive_main(original):
             from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
             cfg = _convert(convert_namespace_to_omegaconf)(cfg)
-        if getattr(cfg.generation, "inflight_batching", False):
-            raise UserError("--inflight-batching is for fairseq-generate (fairseq-interactive "
-                            "answers each input batch as it comes)")
         workers = options.postprocess_workers(cfg)
-        if workers == 0:
+        if workers == 0 and not getattr(cfg.generation, "inflight_batching", False):
             from fairseq_fast.cli.output import guarded_stdout
 
             with guarded_stdout():

@@ -183,11 +183,24 @@ def test_inflight_batching_prints_what_batches_print(tiny_pair, workers, ours):
     assert "in-flight batching, up to 3 sentences at a time" in inflight.stderr
 
 
+def test_inflight_batching_in_interactive_answers_as_batches_do(tiny_pair):
+    """fairseq-interactive --inflight-batching (rows refilled within a --buffer-size chunk of
+    10 lines, batches of 4): every line but the timings as without the flag."""
+    text, args = interactive_input(tiny_pair, 12, beam=1)
+    args = args + ["--buffer-size", "10"] + SPEC(tiny_pair)
+    batches = run("fairseq-interactive", args, stdin=text)
+    inflight = run("fairseq-interactive", args + ["--inflight-batching"], stdin=text)
+    assert batches.returncode == 0 and inflight.returncode == 0, inflight.stderr[-2000:]
+    untimed = lambda out: [l for l in out.splitlines() if not l.startswith("W-")]  # noqa: E731
+    assert untimed(inflight.stdout) == untimed(batches.stdout)
+    assert len(hypotheses(inflight.stdout)) == 12
+
+
 @pytest.mark.parametrize("tool,case,needles", [
     ("fairseq-generate", ["--batch-size", "4", "--beam", "5"], ["needs --beam 1"]),
     ("fairseq-generate", ["--batch-size", "4", "--sampling"], ["greedy search only"]),
     ("fairseq-generate", ["--max-tokens", "400"] + ["{spec}"], ["needs --batch-size"]),
-    ("fairseq-interactive", ["{spec}"], ["is for fairseq-generate"]),
+    ("fairseq-interactive", ["--beam", "5"], ["needs --beam 1"]),
 ])
 def test_inflight_batching_refusals(tiny_pair, tool, case, needles):
     spec = SPEC(tiny_pair)

@@ -8,6 +8,7 @@ each batch to the pipeline (pipeline.py), which formats it in worker processes (
 and writes it in order. Output is byte for byte fairseq's, except the lines that carry timings.
 """
 import ast
+import collections
 import logging
 import os
 import sys
@@ -295,10 +296,50 @@ def interactive(cfg, workers: int):
         logger.info("Sentence buffer size: %s", cfg.interactive.buffer_size)
     lines = InteractiveLines(cfg, src_dict, tgt_dict, tokenizer, bpe, align_dict,
                              get_symbols_to_strip_from_output(generator))
+    inflight = bool(getattr(cfg.generation, "inflight_batching", False))
+    rows = inflight_rows(cfg, task, generator) if inflight else 0
     pipeline = Pipeline(workers, lines, sys.stdout, lambda scored: None)
-    logger.info(f"fairseq_fast: post-processing in {workers} worker processes")
+    if workers:
+        logger.info(f"fairseq_fast: post-processing in {workers} worker processes")
+    if inflight:
+        logger.info(f"fairseq_fast: in-flight batching, up to {rows} sentences at a time "
+                    f"within each --buffer-size chunk")
     logger.info("NOTE: hypothesis and token scores are output in base 2")
     logger.info("Type the input sentence and press return:")
+
+    def samples(inputs):
+        """(batch, sample, constraints) of each batch of a chunk of input lines"""
+        for batch in make_batches(inputs, cfg, task, max_positions, encode_fn):
+            src_tokens, src_lengths = batch.src_tokens, batch.src_lengths
+            constraints = batch.constraints
+            if use_cuda:
+                src_tokens, src_lengths = src_tokens.cuda(), src_lengths.cuda()
+                constraints = constraints.cuda() if constraints is not None else None
+            yield batch, {"net_input": {"src_tokens": src_tokens,
+                                        "src_lengths": src_lengths}}, constraints
+
+    def translated(inputs):
+        """(batch, sample, constraints, hypotheses, seconds) of each batch of a chunk, in
+        order: batch by batch, or streamed (seconds: since the batch before was done)."""
+        if not inflight:
+            for batch, sample, constraints in samples(inputs):
+                start = time.time()
+                translations = task.inference_step(generator, models, sample,
+                                                   constraints=constraints)
+                yield batch, sample, constraints, translations, time.time() - start
+            return
+        taken = collections.deque()
+
+        def stream():
+            for batch, sample, constraints in samples(inputs):
+                taken.append((batch, constraints))
+                yield sample, None
+
+        start = time.time()
+        for sample, translations in generator.generate_stream(stream(), rows):
+            batch, constraints = taken.popleft()
+            yield batch, sample, constraints, translations, time.time() - start
+            start = time.time()
 
     def loop():
         nonlocal total_translate_time
@@ -306,17 +347,8 @@ def interactive(cfg, workers: int):
         for seq, inputs in enumerate(buffered_read(cfg.interactive.input,
                                                    cfg.interactive.buffer_size)):
             results = []
-            for batch in make_batches(inputs, cfg, task, max_positions, encode_fn):
-                src_tokens, src_lengths = batch.src_tokens, batch.src_lengths
-                constraints = batch.constraints
-                if use_cuda:
-                    src_tokens, src_lengths = src_tokens.cuda(), src_lengths.cuda()
-                    constraints = constraints.cuda() if constraints is not None else None
-                sample = {"net_input": {"src_tokens": src_tokens, "src_lengths": src_lengths}}
-                translate_start_time = time.time()
-                translations = task.inference_step(generator, models, sample,
-                                                   constraints=constraints)
-                translate_time = time.time() - translate_start_time
+            for batch, sample, constraints, translations, translate_time in translated(inputs):
+                src_tokens = sample["net_input"]["src_tokens"]
                 total_translate_time += translate_time
                 bsz = src_tokens.size(0)
                 list_constraints = ([unpack_constraints(c) for c in constraints]
