@@ -189,9 +189,9 @@ def _build_generator(original):
             raise UserError("postprocess_workers is a fairseq-generate / fairseq-interactive "
                             "option (--postprocess-workers), not a generation setting")
         if cfg.inflight_batching and not options.from_command_line(args):
-            raise UserError("inflight_batching is a fairseq-generate option "
-                            "(--inflight-batching), not a generation setting; in Python, call "
-                            "the generator's generate_stream()")
+            raise UserError("inflight_batching is a fairseq-generate / fairseq-interactive "
+                            "option (--inflight-batching), not a generation setting; in Python, "
+                            "call the generator's generate_stream()")
         if (cfg.generator != "default" or cfg.inflight_batching) and seq_gen_cls is None:
             options.check_generation_args(args, cfg, extra_gen_cls_kwargs,
                                           prefix_allowed_tokens_fn)

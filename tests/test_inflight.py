@@ -185,6 +185,19 @@ def test_sampling_streams_the_same_sentences():
             assert h[0]["tokens"][-1] == DICT.eos()
 
 
+def test_not_a_hub_setting():
+    """The hub's keywords are generation settings: inflight_batching is refused there, with
+    the Python way named."""
+    from test_fast_defaults import TASK as FAIRSEQ_TASK
+    from test_fast_defaults import gen_args
+
+    target, _ = _models(torch.float64)
+    with pytest.raises(UserError, match="generate_stream"):
+        FAIRSEQ_TASK.build_generator([target], gen_args(beam=1, generator="speculative",
+                                                        draft_method="ngram",
+                                                        inflight_batching=True))
+
+
 def test_at_least_one_row():
     target, draft = _models(torch.float64)
     with pytest.raises(UserError, match="at least one row"):
