@@ -40,13 +40,14 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 # importing this module imported the fairseq_fast package first: the overrides apply
 from fairseq_fast.cli import chunks
-from fairseq_fast.cli.async_cli import GenerationSetUp, _seed_and_device, inflight_rows
+from fairseq_fast.cli.async_cli import GenerationSetUp, _seed_and_device
 from fairseq_fast.cli.distributed import Ranks
 from fairseq_fast.errors import EXIT_CODE, UserError
 from fairseq_fast.options import carry_into, postprocess_workers
 from fairseq_fast.cli.output import describe
 from fairseq_fast.cli.pipeline import Pipeline
 from fairseq_fast.cli.postprocess import Packed, originals, pack_generated
+from fairseq_fast.cli.streaming import generated_batches, inflight_rows, sample_request
 
 
 def _process_start() -> float:
@@ -392,15 +393,12 @@ def generate_share(job, ranks, plan, folder) -> dict:
 def _generated(job, loader, sampler):
     """(seq, chunk, batch, last batch of its chunk, sample, hypotheses or None for a sample
     with nothing to generate, generation seconds) for each batch the loader yields, in its
-    order: batch by batch, or with --inflight-batching streamed through the generator (a
-    batch's seconds: those since the one before it was done)."""
+    order: batch by batch (each seeded as its batch), or with --inflight-batching streamed
+    through the generator (streaming.generated_batches)."""
     cfg, task = job.cfg, job.task
     seeded = cfg.common.seed is not None and not cfg.generation.no_seed_provided
-
-    def prefix_of(sample):
-        if cfg.generation.prefix_size > 0:
-            return sample["target"][:, : cfg.generation.prefix_size]
-        return None
+    inflight = getattr(cfg.generation, "inflight_batching", False)
+    rows = inflight_rows(cfg, task, job.generator) if inflight else 0
 
     def loaded():
         for seq, sample in enumerate(loader):
@@ -408,38 +406,17 @@ def _generated(job, loader, sampler):
             sample = utils.move_to_cuda(sample) if job.use_cuda else sample
             yield seq, chunk, batch, last, sample
 
-    if not getattr(cfg.generation, "inflight_batching", False):
-        for seq, chunk, batch, last, sample in loaded():
-            if "net_input" not in sample:
-                yield seq, chunk, batch, last, sample, None, 0.0
-                continue
-            if seeded:
-                seed = batch_seed(cfg.common.seed, int(np.asarray(job.batches[batch])[0]))
-                np.random.seed(seed)
-                utils.set_torch_seed(seed)
-            start = time.perf_counter()
-            hypos = task.inference_step(job.generator, job.models, sample,
-                                        prefix_tokens=prefix_of(sample),
-                                        constraints=sample.get("constraints"))
-            yield seq, chunk, batch, last, sample, hypos, time.perf_counter() - start
-        return
-    rows = inflight_rows(cfg, task, job.generator)
-    pulled = collections.deque()  # every batch the stream took, and those it could not
+    def seed(entry):
+        value = batch_seed(cfg.common.seed, int(np.asarray(job.batches[entry[2]])[0]))
+        np.random.seed(value)
+        utils.set_torch_seed(value)
 
-    def stream():
-        for entry in loaded():
-            pulled.append(entry)
-            if "net_input" in entry[4]:
-                yield entry[4], prefix_of(entry[4])
+    def request(entry):
+        return sample_request(entry[4], cfg.generation.prefix_size)
 
-    start = time.perf_counter()
-    for sample, hypos in job.generator.generate_stream(stream(), rows):
-        while pulled[0][4] is not sample:  # batches with nothing to generate, before it
-            yield (*pulled.popleft(), None, 0.0)
-        yield (*pulled.popleft(), hypos, time.perf_counter() - start)
-        start = time.perf_counter()
-    while pulled:
-        yield (*pulled.popleft(), None, 0.0)
+    for entry, hypos, seconds in generated_batches(job.generator, task, job.models, loaded(),
+                                                   request, rows, seed if seeded else None):
+        yield (*entry, hypos, seconds)
 
 
 class ClaimedBatches:

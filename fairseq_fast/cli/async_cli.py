@@ -8,7 +8,6 @@ each batch to the pipeline (pipeline.py), which formats it in worker processes (
 and writes it in order. Output is byte for byte fairseq's, except the lines that carry timings.
 """
 import ast
-import collections
 import logging
 import os
 import sys
@@ -23,6 +22,8 @@ from fairseq.logging.meters import StopwatchMeter, TimeMeter
 
 from fairseq_fast.errors import UserError
 from fairseq_fast.cli.pipeline import Pipeline
+from fairseq_fast.cli.streaming import (Request, generated_batches, inflight_rows,
+                                        sample_request)
 from fairseq_fast.cli.postprocess import (GenerateLines, InteractiveLines, add_to_scorer, originals,
                                       pack_generated, pack_interactive)
 
@@ -136,22 +137,6 @@ def _run(pipeline, loop):
                          130)
 
 
-def inflight_rows(cfg, task, generator) -> int:
-    """The sentences --inflight-batching keeps in flight (--batch-size); one line and exit for
-    what it does not take."""
-    from fairseq.tasks import FairseqTask
-
-    if not hasattr(generator, "generate_stream"):
-        raise UserError("--inflight-batching is for --generator speculative or bild, and "
-                        "greedy search (--beam 1) on a model the plugin's decoder takes")
-    if type(task).inference_step is not FairseqTask.inference_step:
-        raise UserError(f"--inflight-batching does not support task {cfg.task._name} yet (it "
-                        f"has its own inference step)")
-    if not cfg.dataset.batch_size:
-        raise UserError("--inflight-batching needs --batch-size: the sentences kept in flight")
-    return int(cfg.dataset.batch_size)
-
-
 def generate(cfg, output_file, workers: int):
     """fairseq_cli.generate._main with the loop's post-processing in `workers` processes."""
     logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
@@ -185,42 +170,23 @@ def generate(cfg, output_file, workers: int):
         logger.info(f"fairseq_fast: in-flight batching, up to {rows} sentences at a time")
     state = {"sentences": 0, "has_target": True}
 
-    def samples():
-        for sample in progress:
-            sample = utils.move_to_cuda(sample) if use_cuda else sample
-            if "net_input" not in sample:
-                continue
-            prefix_tokens = None
-            if cfg.generation.prefix_size > 0:
-                prefix_tokens = sample["target"][:, : cfg.generation.prefix_size]
-            yield sample, prefix_tokens
-
-    def generated():
-        """(sample, hypos) of each batch, in order; the generation time on gen_timer."""
-        if not inflight:
-            for sample, prefix_tokens in samples():
-                gen_timer.start()
-                hypos = task.inference_step(generator, models, sample,
-                                            prefix_tokens=prefix_tokens,
-                                            constraints=sample.get("constraints"))
-                gen_timer.stop(sum(len(h[0]["tokens"]) for h in hypos))
-                yield sample, hypos
-            return
-        gen_timer.start()
-        for sample, hypos in generator.generate_stream(samples(), rows):
-            gen_timer.stop(sum(len(h[0]["tokens"]) for h in hypos))
-            yield sample, hypos
-            gen_timer.start()
-        gen_timer.stop(0)
-
     def loop():
         wps_meter = TimeMeter()
-        for seq, (sample, hypos) in enumerate(generated()):
+        samples = (utils.move_to_cuda(s) if use_cuda else s for s in progress)
+        seq = 0
+        for sample, hypos, seconds in generated_batches(
+                generator, task, models, samples,
+                lambda sample: sample_request(sample, cfg.generation.prefix_size), rows):
+            if hypos is None:
+                continue
             num_generated_tokens = sum(len(h[0]["tokens"]) for h in hypos)
+            gen_timer.sum += seconds  # StopwatchMeter's start/stop, the time measured apart
+            gen_timer.n += num_generated_tokens
             ids = sample["id"].tolist()
             raw = (originals(task, cfg.dataset.gen_subset, ids)
                    if align_dict is not None else None)
             pipeline.put(pack_generated(seq, sample, hypos, cfg.generation.nbest, raw))
+            seq += 1
             state["has_target"] = sample["target"] is not None
             wps_meter.update(num_generated_tokens)
             progress.log({"wps": round(wps_meter.avg)})
@@ -318,36 +284,15 @@ def interactive(cfg, workers: int):
             yield batch, {"net_input": {"src_tokens": src_tokens,
                                         "src_lengths": src_lengths}}, constraints
 
-    def translated(inputs):
-        """(batch, sample, constraints, hypotheses, seconds) of each batch of a chunk, in
-        order: batch by batch, or streamed (seconds: since the batch before was done)."""
-        if not inflight:
-            for batch, sample, constraints in samples(inputs):
-                start = time.time()
-                translations = task.inference_step(generator, models, sample,
-                                                   constraints=constraints)
-                yield batch, sample, constraints, translations, time.time() - start
-            return
-        taken = collections.deque()
-
-        def stream():
-            for batch, sample, constraints in samples(inputs):
-                taken.append((batch, constraints))
-                yield sample, None
-
-        start = time.time()
-        for sample, translations in generator.generate_stream(stream(), rows):
-            batch, constraints = taken.popleft()
-            yield batch, sample, constraints, translations, time.time() - start
-            start = time.time()
-
     def loop():
         nonlocal total_translate_time
         start_id = 0
         for seq, inputs in enumerate(buffered_read(cfg.interactive.input,
                                                    cfg.interactive.buffer_size)):
             results = []
-            for batch, sample, constraints, translations, translate_time in translated(inputs):
+            for (batch, sample, constraints), translations, translate_time in generated_batches(
+                    generator, task, models, samples(inputs),
+                    lambda entry: Request(entry[1], None, entry[2]), rows):
                 src_tokens = sample["net_input"]["src_tokens"]
                 total_translate_time += translate_time
                 bsz = src_tokens.size(0)
