@@ -102,19 +102,26 @@ class DecoderState:
         if needed <= self.capacity:
             return
         capacity = max(needed, 2 * self.capacity)
-        shape = self.self_k.shape[:3] + (capacity, self.self_k.size(4))
-        for name in ("self_k", "self_v"):
-            old = getattr(self, name)
-            # with origins no slot is read before it is written (rows at one length): the new
-            # slots need no zeroing (half the time of growing a beam-search cache)
-            new = old.new_zeros(shape) if self.origin is None else old.new_empty(shape)
-            new[:, :, :, : old.size(3)] = old
-            setattr(self, name, new)
-        self.buffers = (self.self_k, self.self_v)
+        self._regrow(self.self_k.size(1), capacity, used=self.capacity)
         if self.origin is not None:
             origin = self.origin.new_zeros(self.origin.size(0), capacity)
             origin[:, : self.origin.size(1)] = self.origin
             self.origin = origin
+
+    def _regrow(self, rows: int, capacity: int, used: int) -> None:
+        """New self-attention K/V buffers of `rows` rows and `capacity` slots, with the first
+        `used` slots of the rows kept copied in. The rest is zeroed, or, with origins, left
+        unset: no slot is read before it is written then (rows at one length), which halves
+        the time of growing a beam-search cache."""
+        shape = self.self_k.shape[:1] + (rows,) + self.self_k.shape[2:3] + (
+            capacity, self.self_k.size(4))
+        kept = min(rows, self.self_k.size(1))
+        for name in ("self_k", "self_v"):
+            old = getattr(self, name)
+            new = old.new_zeros(shape) if self.origin is None else old.new_empty(shape)
+            new[:, :kept, :, :used] = old[:, :kept, :, :used]
+            setattr(self, name, new)
+        self.buffers = (self.self_k, self.self_v)
 
     def wrote(self, lo: int, n: int) -> None:
         """Every row has just written slots lo .. lo + n - 1 of its own cache row."""
@@ -181,14 +188,7 @@ class DecoderState:
             self.self_k[:, have:].zero_()
             self.self_v[:, have:].zero_()
         else:
-            shape = self.self_k.shape[:1] + (want,) + self.self_k.shape[2:]
-            used = int(self.lengths.max()) if have else 0
-            for name in ("self_k", "self_v"):
-                old = getattr(self, name)
-                new = old.new_zeros(shape)
-                new[:, :have, :, :used] = old[:, :, :, :used]
-                setattr(self, name, new)
-            self.buffers = (self.self_k, self.self_v)
+            self._regrow(want, self.capacity, used=int(self.lengths.max()) if have else 0)
         self.lengths = torch.cat([self.lengths, self.lengths.new_zeros(rows)])
         if have == 0:  # an empty batch: the newcomers' own
             self.cross_k, self.cross_v, self.cross_mask = list(cross_k), list(cross_v), cross_mask
