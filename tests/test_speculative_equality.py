@@ -155,6 +155,27 @@ def test_stats_count_the_verified_positions_and_those_that_decided():
     assert s.verified == 17 and s.useful_share == 12 / 17
 
 
+def test_generators_count_the_seconds_of_each_phase():
+    """The phase clocks the benchmarks read: every phase that ran has seconds, the draft's
+    share of the encoders is less than the whole, and the next batch adds to them."""
+    from fairseq_fast.generators.fast import FastSequenceGenerator
+
+    tgt = translation_model(TASK, layers=2, seed=5, eos_bias=-1.0)
+    drf = translation_model(TASK, layers=1, dim=8, heads=1, seed=6)
+    sample = source_batch(DICT, [5, 3], seed=1)
+    spec = SpeculativeSequenceGenerator([tgt], DICT, draft_model=drf, draft_len=3, max_len_b=12)
+    spec.generate([tgt], sample)
+    first = dict(spec.stats.seconds)
+    assert set(first) == {"encoders", "draft_encoder", "drafting", "verifying"}
+    assert min(first.values()) > 0 and first["draft_encoder"] < first["encoders"]
+    spec.generate([tgt], sample)
+    assert all(spec.stats.seconds[phase] > seconds for phase, seconds in first.items())
+    fast = FastSequenceGenerator([tgt], DICT, beam_size=2, max_len_b=12)
+    fast.generate([tgt], sample)
+    assert set(fast.model.seconds) == {"encoder", "cross", "decoder"}
+    assert min(fast.model.seconds.values()) > 0
+
+
 def test_batch_rows_equal_rows_alone():
     """Ragged acceptance: each row of a batch decodes exactly as it does on its own."""
     tgt = translation_model(TASK, layers=2, seed=5, eos_bias=0.5)

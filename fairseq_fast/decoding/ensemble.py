@@ -24,6 +24,8 @@ reorder_incremental_state. This subclass answers the same calls from a `DecoderS
 The search itself (beam search, sampling, diverse beam, constraints, ...) stays fairseq's.
 """
 import math
+import time
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import List, Optional
 
@@ -100,6 +102,11 @@ class FastEnsembleModel(EnsembleModel):
         # written there (with a vocabulary of 128k or 256k at beam 5, a fresh [rows, V] costs
         # page faults on tens of MiB each step); callers use a step's log-probs before the next
         self._step_scores: Optional[Tensor] = None
+        # wall seconds by phase, over the ensemble's lifetime (time.perf_counter around each;
+        # on a GPU, work still queued when a call returns counts where it is waited for):
+        # "encoder" (forward_encoder), "cross" (the decoder states' creation at a batch's first
+        # decoder call: the encoder K/V) and "decoder" (forward_decoder, "cross" left out)
+        self.seconds: Counter = Counter()
 
     def __prepare_scriptable__(self):
         """What torch.jit.script compiles in place of this ensemble: fairseq's own, on the same
@@ -127,7 +134,10 @@ class FastEnsembleModel(EnsembleModel):
         self._expanded, self._group, self._ahead, self._decoding = False, 1, None, False
         if not self.has_encoder():
             return None  # as fairseq's
-        return [encode(m, fused, net_input) for m, fused in zip(self.models, self.encoders)]
+        start = time.perf_counter()
+        out = [encode(m, fused, net_input) for m, fused in zip(self.models, self.encoders)]
+        self.seconds["encoder"] += time.perf_counter() - start
+        return out
 
     def reorder_encoder_out(self, encoder_outs, new_order):
         """Keep one encoder output per source sentence, whatever the number of beams.
@@ -164,6 +174,14 @@ class FastEnsembleModel(EnsembleModel):
             self._ahead = self._ahead.reordered(new_order)
 
     def forward_decoder(self, tokens, encoder_outs, incremental_states, temperature: float = 1.0):
+        start, cross = time.perf_counter(), self.seconds["cross"]
+        try:
+            return self._forward_decoder(tokens, encoder_outs, incremental_states, temperature)
+        finally:
+            self.seconds["decoder"] += (time.perf_counter() - start
+                                        - (self.seconds["cross"] - cross))
+
+    def _forward_decoder(self, tokens, encoder_outs, incremental_states, temperature: float):
         step = tokens.size(1) - 1
         for model in self.models:  # stock runs each decoder once a step, prefill or not
             layerdrop_draws(model.decoder.layers)
@@ -306,10 +324,12 @@ class FastEnsembleModel(EnsembleModel):
             # place
             source = (encoder_out or {}).get("encoder_out")  # [S, B, C] in a list
             src_len = source[0].size(0) if source else 0
+            start = time.perf_counter()
             state = backend.init_state(encoder_out, rows, initial_capacity(src_len),
                                        origins=(param.device.type == "cpu"
                                                 and not self._looks_ahead(rows)),
                                        reuse=None if last is None else last.buffers)
+            self.seconds["cross"] += time.perf_counter() - start
             incremental_states[i][STATE] = state
             self._last[i] = state
             self._decoding = True

@@ -323,9 +323,11 @@ class SpeculativeSequenceGenerator(nn.Module):
         max_len = min(int(self.max_len_a * src_len + self.max_len_b), self.max_len - 1)
         if self.rules.min_len > max_len:
             raise UserError("min_len cannot be larger than max_len, please adjust these!")
+        start = time.perf_counter()
+        encoder_out = encode(self.model, self.encoder, net_input)
+        self.stats.seconds["encoders"] += time.perf_counter() - start
         return _Batch(sample=sample, prefix=prefix, rows=bsz, src_len=src_len, max_len=max_len,
-                      encoder_out=encode(self.model, self.encoder, net_input),
-                      finalized=[[] for _ in range(bsz)], left=bsz)
+                      encoder_out=encoder_out, finalized=[[] for _ in range(bsz)], left=bsz)
 
     def _stream(self, batches: Iterator, limit: Optional[int], bos_token: Optional[int]):
         """The loop of generate() (limit None: one batch, all its rows at once) and of
@@ -378,19 +380,26 @@ class SpeculativeSequenceGenerator(nn.Module):
         tokens = torch.full((take, length), self.pad, dtype=torch.long, device=device)
         tokens[:, 0] = self.eos if bos_token is None else bos_token
         net_input = batch.sample["net_input"]
+        # a longer output grows the cache (lean_decoder.forward, doubling)
+        slots = min(length, initial_capacity(batch.src_len, self.schedule.maximum))
+        seconds, t0 = self.stats.seconds, time.perf_counter()
         if target is None and take == batch.rows:  # a whole batch: as it comes
-            # a longer output grows the cache (lean_decoder.forward, doubling)
-            slots = min(length, initial_capacity(batch.src_len, self.schedule.maximum))
             target = self.target.init_state(batch.encoder_out, take, slots, reuse=self._cache)
+            t1 = time.perf_counter()
             self.proposer.start(net_input, take, slots, batch.encoder_out)
         else:
-            if batch.cross is None:
-                batch.cross = self.target.lean.cross_state(batch.encoder_out)
-                batch.prepared = self.proposer.prepare(net_input, batch.encoder_out)
-            slots = min(length, initial_capacity(batch.src_len, self.schedule.maximum))
             fresh = target is None  # a new stream: the proposer forgets the last one's rows
+            first = batch.cross is None  # the batch's first rows to join
+            if first:
+                batch.cross = self.target.lean.cross_state(batch.encoder_out)
             target = self.target.admit(target, batch.cross, rows, slots, reuse=self._cache)
+            t1 = time.perf_counter()
+            if first:
+                batch.prepared = self.proposer.prepare(net_input, batch.encoder_out)
             self.proposer.admit(batch.prepared, rows, slots, fresh)
+        t2 = time.perf_counter()
+        seconds["encoders"] += t2 - t0
+        seconds["draft_encoder"] += t2 - t1
         ids = torch.arange(len(owners), len(owners) + take, device=device)
         owners.extend((batch, row) for row in range(batch.admitted, batch.admitted + take))
         prefix = None if batch.prefix is None else batch.prefix.index_select(0, rows)
@@ -419,6 +428,8 @@ class SpeculativeSequenceGenerator(nn.Module):
         t1 = clock()
         logits = self._score(target, f.tokens, f.n_tokens, proposal, f.prefix)
         t2 = clock()
+        self.stats.seconds["drafting"] += t1 - t0
+        self.stats.seconds["verifying"] += t2 - t1
         drafts, offered, plain = proposal.drafts, proposal.offered, proposal.plain
         window = (f.n_tokens - 1)[:, None] + torch.arange(logits.size(1), device=device)[None]
         lprobs = self.rules.log_probs(self.model, logits, window, f.tokens, f.prefix)
@@ -504,12 +515,10 @@ class SpeculativeSequenceGenerator(nn.Module):
         return logits
 
     def _clock(self, device):
-        """The round's clock: none (zeros) for a schedule that does not use times; on a GPU
-        one that first waits for the work queued so far."""
-        if not self.schedule.measures:
-            return lambda: 0.0
+        """The round's clock (the schedule's own, where it has one): on a GPU, for a schedule
+        that uses the times, one that first waits for the work queued so far."""
         clock = getattr(self.schedule, "clock", time.perf_counter)
-        if device.type != "cuda":
+        if device.type != "cuda" or not self.schedule.measures:
             return clock
 
         def synchronized():

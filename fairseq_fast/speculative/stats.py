@@ -12,7 +12,8 @@ The loop calls `record` once per verify pass with what the pass did, per row:
 and `record_plain` once per round of plain greedy steps that the draft-length schedule chose
 instead (draft_length.py): no draft, so alpha and the tokens per target call leave it out.
 """
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 from torch import Tensor
 
@@ -32,6 +33,12 @@ class SpecStats:
     plain_rounds: int = 0  # rounds of plain greedy steps (no draft)
     plain_steps: int = 0  # their steps
     plain_committed: int = 0  # tokens they wrote
+    # wall seconds by phase (time.perf_counter around each; on a GPU, work still queued when a
+    # phase ends counts in the phase that waits for it): "encoders" (the encoders, the
+    # encoder K/V and the draft's start), "draft_encoder" (the draft's share of "encoders"),
+    # "drafting" (the rounds' proposals) and "verifying" (verify passes, plain steps and
+    # n-gram rounds in one C call)
+    seconds: Counter = field(default_factory=Counter)
 
     def record(self, offered: Tensor, accepted: Tensor, committed: Tensor, cap: Tensor,
                drafts: Tensor, draft_steps: int, verified: int) -> None:
