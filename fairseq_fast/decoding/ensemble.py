@@ -76,6 +76,18 @@ class ScoresAhead:
                        attn=None if self.attn is None else self.attn.index_select(0, order))
 
 
+@dataclass
+class BatchCalls:
+    """Where fairseq's calls for the current batch have got to. SequenceGenerator makes them in
+    one order: forward_encoder starts a batch; the first reorder_encoder_out expands its
+    sentences to their rows (beams), later ones follow the rows; the first forward_decoder
+    creates the decoder states, and each one may compute scores ahead of the search (prefill,
+    look-ahead) for the next steps to read; reorder_incremental_state between steps."""
+    group: Optional[int] = None  # rows per source sentence, once the first reorder expanded
+    decoding: bool = False  # the decoder states exist (they hold the encoder K/V)
+    ahead: Optional[ScoresAhead] = None
+
+
 class FastEnsembleModel(EnsembleModel):
     def __init__(self, models, prefill: bool = True, kernels: bool = True):
         super().__init__(models)
@@ -89,10 +101,7 @@ class FastEnsembleModel(EnsembleModel):
         self.prefill = prefill
         self._prefix: Optional[Tensor] = None  # the batch's forced prefix (begin_batch)
         self._look_ahead: Optional[LookAhead] = None  # the batch's greedy steps (begin_batch)
-        self._group = 1  # rows per source sentence in the generator's layout (its beam size)
-        self._expanded = False
-        self._ahead: Optional[ScoresAhead] = None
-        self._decoding = False  # the batch's decoder states exist (they hold the encoder K/V)
+        self._calls = BatchCalls()
         # each model's state of the last batch: its K/V buffers serve the next batch where
         # they fit (fresh memory costs page faults and zeroing at every batch)
         self._last: List[Optional[DecoderState]] = [None] * len(models)
@@ -131,7 +140,7 @@ class FastEnsembleModel(EnsembleModel):
 
     # -- encoder ------------------------------------------------------------------------------
     def forward_encoder(self, net_input):
-        self._expanded, self._group, self._ahead, self._decoding = False, 1, None, False
+        self._calls = BatchCalls()
         if not self.has_encoder():
             return None  # as fairseq's
         start = time.perf_counter()
@@ -151,15 +160,15 @@ class FastEnsembleModel(EnsembleModel):
         build those states."""
         if not self.has_encoder():
             return []
-        if self._decoding:
+        calls = self._calls
+        if calls.decoding:
             return encoder_outs
         n_in = encoder_outs[0]["encoder_out"][0].size(1)
-        if not self._expanded:
-            self._group = new_order.numel() // max(n_in, 1)
-            self._expanded = True
-            sentences = new_order.view(-1, self._group)[:, 0]
+        if calls.group is None:
+            calls.group = new_order.numel() // max(n_in, 1)
+            sentences = new_order.view(-1, calls.group)[:, 0]
         else:
-            sentences = new_order.view(-1, self._group)[:, 0] // self._group
+            sentences = new_order.view(-1, calls.group)[:, 0] // calls.group
         if _is_identity(sentences, n_in):
             return encoder_outs
         return [model.encoder.reorder_encoder_out(enc, sentences)
@@ -170,8 +179,9 @@ class FastEnsembleModel(EnsembleModel):
         for states in incremental_states:
             if STATE in states:
                 states[STATE].select_rows(new_order)
-        if self._ahead is not None and not _is_identity(new_order, self._ahead.inputs.size(0)):
-            self._ahead = self._ahead.reordered(new_order)
+        ahead = self._calls.ahead
+        if ahead is not None and not _is_identity(new_order, ahead.inputs.size(0)):
+            self._calls.ahead = ahead.reordered(new_order)
 
     def forward_decoder(self, tokens, encoder_outs, incremental_states, temperature: float = 1.0):
         start, cross = time.perf_counter(), self.seconds["cross"]
@@ -185,8 +195,9 @@ class FastEnsembleModel(EnsembleModel):
         step = tokens.size(1) - 1
         for model in self.models:  # stock runs each decoder once a step, prefill or not
             layerdrop_draws(model.decoder.layers)
-        if self._ahead is not None:
-            ahead = self._ahead
+        calls = self._calls
+        if calls.ahead is not None:
+            ahead = calls.ahead
             inputs, lprobs, attn = ahead.inputs, ahead.lprobs, ahead.attn
             j = step - ahead.first
             # Prefill: rows still on the prefix read their scores from it. A row whose token
@@ -203,7 +214,7 @@ class FastEnsembleModel(EnsembleModel):
                             None if attn is None else attn[:, j].contiguous())
             for backend, states in zip(self.backends, incremental_states):
                 backend.rollback(states[STATE], torch.full_like(states[STATE].lengths, step))
-            self._ahead = None
+            calls.ahead = None
         if step == 0:
             feed = self._prefill_inputs(tokens)
         else:
@@ -215,12 +226,12 @@ class FastEnsembleModel(EnsembleModel):
                 and not in_prefix):
             ahead = self._steps_ahead(feed, step, encoder_outs, incremental_states)
         if ahead is not None:
-            self._ahead = ahead
+            calls.ahead = ahead
             lprobs, attn = ahead.lprobs, ahead.attn
         else:
             lprobs, attn = self._decode(feed, encoder_outs, incremental_states, temperature)
             if feed.size(1) > 1:
-                self._ahead = ScoresAhead(0, feed, lprobs, attn, every_row=False)
+                calls.ahead = ScoresAhead(0, feed, lprobs, attn, every_row=False)
         return (lprobs[:, 0].contiguous(), None if attn is None else attn[:, 0].contiguous())
 
     def _steps_ahead(self, feed: Tensor, step: int, encoder_outs,
@@ -332,7 +343,7 @@ class FastEnsembleModel(EnsembleModel):
             self.seconds["cross"] += time.perf_counter() - start
             incremental_states[i][STATE] = state
             self._last[i] = state
-            self._decoding = True
+            self._calls.decoding = True
         return state
 
 
