@@ -9,7 +9,7 @@ picks rows) the same batches are
 decoded by stock SequenceGenerator and by SpeculativeSequenceGenerator, alternating (stock first in
 every repeat: benchmarks.harness.interleave), several repeats; medians are reported. Also
 measured: each model's decoder step time (stock incremental step, lean step, and the matmuls
-alone; benchmarks.harness.micro_time), the verify pass time, the cost ratio
+alone; benchmarks.steps), the verify pass time, the cost ratio
 c = draft step / verify pass, and the speedup bound (1 - a^(K+1)) / ((1 - a)(K c + 1)) of
 Leviathan et al. with the measured acceptance rate a.
 """
@@ -17,24 +17,22 @@ import argparse
 import copy
 import json
 import os
-import random
 import sys
-import time
 
 import torch
-import torch.nn.functional as F
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, ROOT)
 
 import fairseq_fast  # noqa: E402,F401  (plugin overrides, as --user-dir would apply them)
-from fairseq import checkpoint_utils  # noqa: E402
 from omegaconf import open_dict  # noqa: E402
 
 from benchmarks.harness import (FIXED, FunctionEngine, Result, interleave,  # noqa: E402
-                                micro_time, summarize, write_report)
-from fairseq_fast.decoding.backends import decoder_backend  # noqa: E402
+                                summarize, write_report)
+from benchmarks.models import (add_model_args, batches, decode_all, load_target,  # noqa: E402
+                               stock_generator)
+from benchmarks.steps import step_costs  # noqa: E402
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator  # noqa: E402
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
 from fairseq_fast.speculative.draft_vocab import shortlist  # noqa: E402
@@ -69,128 +67,6 @@ class ConfidenceStop:
 
 
 ADAPTIVE_RULES = {"hf": (HFHeuristic, None), "hf+conf": (HFHeuristic, ConfidenceStop)}
-
-
-def batches(task, n_sentences, batch_size, seed=1):
-    """n_sentences drawn at random (fixed seed) from the whole test set, so that short and long
-    sentences are represented as they are in the set; grouped by length into batches the way
-    fairseq batches them."""
-    task.load_dataset("test")
-    ds = task.dataset("test")
-    n = min(n_sentences, len(ds))
-    chosen = random.Random(seed).sample(range(len(ds)), n)
-    chosen.sort(key=lambda i: (ds.src_sizes[i], i))
-    return [ds.collater([ds[i] for i in chosen[j:j + batch_size]])
-            for j in range(0, n, batch_size)], n
-
-
-class CallTimer:
-    """Adds up wall time and calls of methods it wraps (on one object instance)."""
-
-    def __init__(self):
-        self.seconds, self.calls = 0.0, 0
-
-    def wrap(self, obj, *names):
-        for name in names:
-            fn = getattr(obj, name)
-
-            def timed(*a, _fn=fn, **k):
-                t0 = time.perf_counter()
-                try:
-                    return _fn(*a, **k)
-                finally:
-                    self.seconds += time.perf_counter() - t0
-                    self.calls += 1
-            setattr(obj, name, timed)
-        return self
-
-
-def decode_all(generator, model, samples, seed):
-    torch.manual_seed(seed)
-    t0 = time.perf_counter()
-    hyps = {}
-    for s in samples:
-        for i, h in zip(s["id"].tolist(), generator.generate([model], s)):
-            hyps[i] = h[0]["tokens"].tolist()
-    return time.perf_counter() - t0, hyps
-
-
-def median_time(fn, repeats=50):
-    """Median seconds of one call of fn over `repeats` calls after an untimed one
-    (benchmarks.harness.micro_time)."""
-    return micro_time(fn, repeats)
-
-
-def step_parts(model, sample, k):
-    """One decoder call each for one sentence at position ~20, on the model's device and dtype:
-    {stock_step: stock's incremental step, lean_step: the lean step (1 token), verify: the lean
-    verify pass (k+1 tokens), matmul_only: the decoder's matmuls alone}."""
-    param = next(model.parameters())
-    net1 = {k2: v[:1] for k2, v in sample["net_input"].items()}
-    enc1 = model.encoder.forward_torchscript(net1)
-    prefix = torch.full((1, 21), 5, dtype=torch.long, device=param.device)
-    prefix[0, 0] = 2
-    dec = model.decoder
-    state = {}
-    for t in range(1, 21):  # build the cache; each call below runs one more step
-        dec(prefix[:, :t], encoder_out=enc1, incremental_state=state)
-    backend = decoder_backend(model)
-    st = backend.init_state(enc1, 1, 64)
-    backend.forward(st, prefix[:, :20])
-
-    def lean_call(n):
-        st.lengths.fill_(20)
-        backend.forward(st, prefix[:, 20:20 + n] if n == 1 else prefix[:, :1].expand(1, n))
-
-    linears = [m for m in dec.modules() if isinstance(m, torch.nn.Linear)]
-    x = {m: torch.randn(1, 1, m.in_features, device=param.device, dtype=param.dtype)
-         for m in linears}
-
-    def matmuls():
-        for m in linears:
-            F.linear(x[m], m.weight, m.bias)
-
-    return {"stock_step": lambda: dec(prefix, encoder_out=enc1,
-                                      incremental_state=copy.copy(state)),
-            "lean_step": lambda: lean_call(1), "verify": lambda: lean_call(k + 1),
-            "matmul_only": matmuls}
-
-
-def step_costs(model, sample, k):
-    """Milliseconds per decoder call (median of 50) of each of step_parts: stock_step_ms,
-    lean_step_ms, verify_ms, matmul_only_ms."""
-    return {f"{name}_ms": 1e3 * median_time(fn)
-            for name, fn in step_parts(model, sample, k).items()}
-
-
-def stock_generator(task, model, gen_cfg):
-    """fairseq's own SequenceGenerator, as stock fairseq-generate builds it (the plugin's
-    build_generator override bypassed)."""
-    from fairseq.tasks import FairseqTask
-
-    return FairseqTask.build_generator.__wrapped__(task, [model], gen_cfg)
-
-
-def add_model_args(ap, draft=True):
-    """--target, --draft (optional) and --data, defaulting to the committed demo pair and the
-    demo test set."""
-    import demo
-
-    ap.add_argument("--target", default=os.path.join(demo.EXAMPLE, "target.pt"))
-    if draft:
-        ap.add_argument("--draft", default=os.path.join(demo.EXAMPLE, "draft.pt"))
-    ap.add_argument("--data", default=os.path.join(demo.WORK, "bin"))
-
-
-def load_target(path, data):
-    """The target model (eval mode), its config and task, on the demo test set binarised at
-    `data` (made by demo.py when missing)."""
-    if not os.path.exists(data):
-        import demo
-        data = demo.binarise()
-    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
-        [path], arg_overrides={"data": data, "source_lang": "es", "target_lang": "en"})
-    return models[0].eval(), cfg, task
 
 
 def main():
@@ -251,19 +127,21 @@ def main():
             schedule, stop = ADAPTIVE_RULES[opts["adaptive"]]
             spec.schedule, spec.stop_rule = schedule(k), stop and stop()
         # c as it is inside a real run (each model's weights evicted from cache by the other's)
-        drafting = CallTimer().wrap(spec.proposer, "propose")
-        verifying = CallTimer().wrap(spec.target, "forward")
-        draft_steps = 0
+        drafting = verifying = 0.0  # seconds, from the generator's own phase clocks
+        draft_steps = passes = 0
 
         def run_stock(part):
             seconds, hyps = decode_all(stock, target, samples, seed=part.repeat)
             return Result(seconds, outputs=hyps)
 
         def run_spec(part):
-            nonlocal draft_steps
-            spec.stats = type(spec.stats)()
+            nonlocal draft_steps, passes, drafting, verifying
+            spec.stats = st = type(spec.stats)()
             seconds, hyps = decode_all(spec, target, samples, seed=part.repeat)
-            draft_steps += spec.stats.draft_calls
+            draft_steps += st.draft_calls
+            passes += st.target_calls + st.plain_rounds
+            drafting += st.seconds["drafting"]
+            verifying += st.seconds["verifying"]
             return Result(seconds, outputs=hyps)
 
         timings = interleave([FunctionEngine("stock", run_stock),
@@ -271,11 +149,8 @@ def main():
                              None, args.repeats, FIXED)
         figures = summarize(timings, baseline="stock", sentences=n)
         agree = None if opts.get("sampling") else figures["speculative"].identical
-        for obj, method in ((spec.proposer, "propose"), (spec.target, "forward")):
-            del obj.__dict__[method]  # unwrap
         a = spec.stats.alpha
-        c_run = ((drafting.seconds / max(draft_steps, 1))
-                 / (verifying.seconds / max(verifying.calls, 1)))
+        c_run = (drafting / max(draft_steps, 1)) / (verifying / max(passes, 1))
         k_mean = spec.stats.draft_calls / max(spec.stats.target_calls, 1)
         bound = ((1 - a ** (k + 1)) / ((1 - a) * (k_mean * c_run + 1)) if a < 1
                  else (k + 1) / (k_mean * c_run + 1))

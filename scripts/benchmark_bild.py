@@ -28,10 +28,10 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, ROOT)
 
 import demo  # noqa: E402
-from benchmark import (add_model_args, batches, decode_all, load_target,  # noqa: E402
-                       stock_generator)
-from benchmarks.harness import (FIXED, FunctionEngine, Result, interleave,  # noqa: E402
-                                summarize, write_report)
+from benchmarks.harness import (FIXED, FunctionEngine, Result,  # noqa: E402
+                                identical_share, interleave, summarize, write_report)
+from benchmarks.models import (add_model_args, batches, decode_all, load_target,  # noqa: E402
+                               stock_generator)
 from fairseq_fast.generators.bild import BiLDSequenceGenerator  # noqa: E402
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
 from omegaconf import open_dict  # noqa: E402
@@ -126,7 +126,7 @@ def main():
         stats, n_both = gen.stats, n_bleu + n_speed  # counters over both runs
         rows.append({"fallback": fallback, "rollback": rollback, "seconds_bs1": t1,
                      "seconds_bs8": t8, "bleu": bleu(task, hyps),
-                     "identical_share": sum(hyps[k] == greedy[k] for k in greedy) / n_bleu,
+                     "identical_share": identical_share(hyps, greedy),
                      "large_calls_per_token": stats.row_rounds / max(stats.committed, 1),
                      "small_share": stats.small_share,
                      "fallbacks_per_sentence": stats.fallbacks / n_both,

@@ -14,14 +14,14 @@ widening:
               torch._inductor.config.freezing, so weights are constants it may pack)
     eager     that torch function, uncompiled
 
-Steps are timed in rounds that alternate the three; medians. The compiled step's logits are
+Steps are timed in rounds that alternate the three (benchmarks.harness.interleave, the order
+rotating); medians. The compiled step's logits are
 compared with the kernels' (max abs difference): the same arithmetic in float32, rounded
 differently. Float32, CPU only.
 """
 import argparse
 import logging
 import os
-import statistics
 import sys
 import time
 
@@ -32,11 +32,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, ROOT)
 
-from benchmarks.harness import write_report  # noqa: E402
+from benchmarks.harness import (ROTATE, FunctionEngine, Result, interleave,  # noqa: E402
+                                summarize, write_report)
 
 import fairseq_fast  # noqa: E402,F401  (plugin overrides, as --user-dir would apply them)
 
-from benchmark import add_model_args, load_target  # noqa: E402
+from benchmarks.models import SCALE_WORK, add_model_args, load_target  # noqa: E402
 from fairseq_fast.decoding.backends import decoder_backend  # noqa: E402
 
 STEP, SOURCE = 20, 30
@@ -124,21 +125,20 @@ def setting(model, rows, threads):
     compile_s = time.perf_counter() - start
     got = kernels()
     diff = float((want - got).abs().max())
-    engines = {"kernels": kernels, "compiled": lambda: compiled(*args),
-               "eager": lambda: step(*args)}
-    times = {name: [] for name in engines}
-    for _ in range(3):  # warm-up
-        for fn in engines.values():
-            fn()
-    for r in range(ARGS.repeats):
-        names = list(engines)
-        names = names[r % 3:] + names[:r % 3]
-        for name in names:
+    calls = {"kernels": kernels, "compiled": lambda: compiled(*args),
+             "eager": lambda: step(*args)}
+
+    def engine(name, fn):
+        def run(part):
             t0 = time.perf_counter()
             for _ in range(ARGS.steps):
-                engines[name]()
-            times[name].append((time.perf_counter() - t0) / ARGS.steps * 1e3)
-    medians = {name: statistics.median(v) for name, v in times.items()}
+                fn()
+            return Result(time.perf_counter() - t0)
+        return FunctionEngine(name, run, lambda: [fn() for _ in range(3)])
+
+    timings = interleave([engine(name, fn) for name, fn in calls.items()], None, ARGS.repeats,
+                         ROTATE)
+    medians = {name: f.seconds / ARGS.steps * 1e3 for name, f in summarize(timings).items()}
     return {"rows": rows, "threads": threads, "kernels_ms": medians["kernels"],
             "compiled_ms": medians["compiled"], "eager_ms": medians["eager"],
             "compiled_over_kernels": medians["compiled"] / medians["kernels"],
@@ -162,7 +162,7 @@ def main():
     report = {"threads": threads, "step": STEP, "source_len": SOURCE, "settings": []}
     for name in ARGS.models.split(","):
         path = (ARGS.target if name == "demo"
-                else os.path.join(ROOT, "work", "scale", f"target_{name}.pt"))
+                else os.path.join(SCALE_WORK, f"target_{name}.pt"))
         if not os.path.exists(path):
             print(f"{name}: {path} not found, skipped")
             continue

@@ -15,7 +15,6 @@ import json
 import os
 import sys
 import time
-from argparse import Namespace
 
 import torch
 
@@ -28,32 +27,24 @@ from fairseq.ngram_repeat_block import NGramRepeatBlock  # noqa: E402
 from fairseq.sequence_generator import EnsembleModel  # noqa: E402
 from fairseq.tasks import FairseqTask  # noqa: E402
 
-from benchmark import CallTimer, add_model_args, batches, load_target  # noqa: E402
 from benchmarks.harness import (FIXED, REVERSE, FunctionEngine, Result, interleave,  # noqa: E402
                                 median_figure, summarize, write_report)
+from benchmarks.models import add_model_args, batches, gen_args, load_target  # noqa: E402
+from benchmarks.timers import in_model_seconds, timed_ensemble  # noqa: E402
 from fairseq_fast.generators.fast import VectorisedNGramBlock  # noqa: E402
 from fairseq_fast.decoding.ngram_blocker import block_repeated_ngrams  # noqa: E402
 
 
-def gen_args(cfg, **kw):
-    args = Namespace(**{k: getattr(cfg.generation, k) for k in cfg.generation.keys()})
-    args.max_len_b = 200
-    for k, v in kw.items():
-        setattr(args, k, v)
-    return args
-
-
 def decode(generator, model, samples):
-    timer = CallTimer().wrap(generator.model, "forward_encoder", "forward_decoder")
+    """(seconds, of them in the ensemble's encoder and decoder calls, hypotheses)"""
+    in_model = in_model_seconds(generator)
     t0 = time.perf_counter()
     hyps = {}
     for s in samples:
         for i, h in zip(s["id"].tolist(), generator.generate([model], s)):
             hyps[i] = h[0]["tokens"].tolist()
     total = time.perf_counter() - t0
-    for name in ("forward_encoder", "forward_decoder"):
-        del generator.model.__dict__[name]  # unwrap
-    return total, timer.seconds, hyps
+    return total, in_model_seconds(generator) - in_model, hyps
 
 
 def engine(name, generator, model, samples):
@@ -112,8 +103,10 @@ def main():
     for name, opts in settings:
         a = gen_args(cfg, **opts)
         ours = task.build_generator([model], a)
-        stock = FairseqTask.build_generator.__wrapped__(task, [model], a)
-        assert type(stock.model) is EnsembleModel and type(ours.model) is not EnsembleModel
+        stock = FairseqTask.build_generator.__wrapped__(task, timed_ensemble([model]), a)
+        # stock: fairseq's ensemble (with clocks); ours: the plugin's
+        assert type(stock.model).__bases__ == (EnsembleModel,)
+        assert type(ours.model) is not EnsembleModel
         timings = interleave([engine("stock", stock, model, samples),
                               engine("ours", ours, model, samples)],
                              None, args.repeats, REVERSE)  # neither always runs second

@@ -28,7 +28,6 @@ print_tables (docs/benchmarks.md).
 import argparse
 import os
 import re
-import statistics
 import subprocess
 import sys
 import time
@@ -36,7 +35,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, ROOT)
-from benchmarks.harness import write_report  # noqa: E402
+from benchmarks.harness import (FIXED, FunctionEngine, Result, interleave,  # noqa: E402
+                                median_figure, write_report)
 
 SETTINGS = {"greedy": ["--beam", "1"], "beam5": ["--beam", "5"]}
 RANKS = (2, 4, 8, 16, 64)  # the straggler table's rank counts
@@ -58,7 +58,7 @@ def job_args(data, setting, batch_size):
 
 def commands(args, n_cores):
     import demo
-    from benchmark_pipeline import plugin_dir
+    from benchmarks.models import plugin_dir
 
     torchrun = os.path.join(demo.BIN, "torchrun")
     half = max(1, n_cores // 2)
@@ -364,24 +364,30 @@ def main():
     data = demo.binarise(None if args.sentences >= 1131 else args.sentences)
     n_cores = cores()
     cli = job_args(data, args.setting, args.batch_size)
-    runs = {name: [] for name in commands(cli, n_cores)}
-    outputs = {}
-    for repeat in range(args.repeats):
-        for name, (cmd, processes, threads) in commands(cli, n_cores).items():
-            figures, stdout = run(cmd, threads)
-            runs[name].append(figures)
-            outputs[name] = stdout
-            print(f"[{repeat + 1}/{args.repeats}] {name}: {figures}", flush=True)
+    outputs = {}  # each run's stdout, its last repeat's
+
+    def engine(name, cmd, threads):
+        def timed(part):
+            figures, outputs[name] = run(cmd, threads)
+            return Result(figures["wall_s"], figures=figures)
+        return FunctionEngine(name, timed)
+
+    def progress(repeat, name, r):
+        print(f"[{repeat + 1}/{args.repeats}] {name}: {r.figures}", flush=True)
+
+    runs = interleave([engine(name, cmd, threads)
+                       for name, (cmd, _, threads) in commands(cli, n_cores).items()],
+                      None, args.repeats, FIXED, on_result=progress).runs
     n = outputs["fairseq-generate"].count(b"\nH-") + outputs["fairseq-generate"].startswith(b"H-")
     report = {"setting": args.setting, "sentences": n, "batch_size": args.batch_size,
               "repeats": args.repeats, "cores": n_cores,
               "output_bytes": len(outputs["1 process"]), "runs": []}
     for name, (cmd, processes, threads) in commands(cli, n_cores).items():
-        med = {k: statistics.median(f[k] for f in runs[name]) for k in runs[name][0]}
+        med = {k: median_figure(runs[name], k) for k in runs[name][0].figures}
         report["runs"].append({"run": name, "processes": processes, "threads_per_rank": threads,
                                **med, "sentences_per_s": n / med["wall_s"],
                                "identical": outputs[name] == outputs["fairseq-generate"],
-                               "all_wall_s": [f["wall_s"] for f in runs[name]]})
+                               "all_wall_s": [r.seconds for r in runs[name]]})
     by = {r["run"]: r for r in report["runs"]}
     report["speedup_2_over_1"] = by["1 process"]["wall_s"] / by["2 processes"]["wall_s"]
     report["generation_speedup_2_over_1"] = (by["1 process"]["generation_s"]

@@ -25,7 +25,7 @@ task.build_generator builds it from the plugin's flags. On a widened target, one
 the made draft widened as the target was, which is what fairseq-fast-draft makes of the widened
 target itself (its first decoder layers at the target's width, its encoder shared), where the
 made draft at x1 width is a small draft of the kind one trains apart. They take turns slice by slice
-(benchmark_scale.measure; the order rotates between repeats; medians). Per speculative engine:
+(benchmarks.engines.measure; the order rotates between repeats; medians). Per speculative engine:
 the speed over the default generator, alpha, tokens per target call and the share of sentences
 identical to the default's (float32).
 
@@ -38,7 +38,6 @@ run of its own: report.py's draft and draftlm steps.
 import argparse
 import json
 import os
-import random
 import subprocess
 import sys
 import time
@@ -47,23 +46,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, ROOT)
 from benchmarks.harness import write_report  # noqa: E402
+from benchmarks.models import DATA, WORK, training_data, widened_target  # noqa: E402
 
-WORK = os.path.join(ROOT, "work")
-DATA = os.path.join(WORK, "data")  # prepare_data.py's output
-TSV = os.path.join(ROOT, "..", "shared", "data", "bible_es_en.tsv")
 BIN = os.path.dirname(sys.executable)
 
 
 # -- models ---------------------------------------------------------------------------------
-def training_data():
-    """The demo corpus binarised as the demo target was trained on (prepare_data.py)."""
-    if not os.path.exists(os.path.join(DATA, "bin", "train.es-en.en.bin")):
-        args = ["--tsv", TSV] if os.path.exists(TSV) else []
-        subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "prepare_data.py"),
-                        "--out", DATA, *args], check=True)
-    return os.path.join(DATA, "bin")
-
-
 def make_draft(target, data, out, hours):
     """fairseq-fast-draft's draft of `target` (made when missing); (its report, wall seconds of
     the run that made it or None)."""
@@ -130,42 +118,13 @@ def widened_draft(made, factor):
 
 
 # -- engines --------------------------------------------------------------------------------
-def inputs(task, info, data, split, n, batch_size, seed=1):
-    """n inputs drawn at random (fixed seed) from `split`, batched by length."""
-    from fairseq_fast.draft import target as tgt
-
-    dataset = tgt.indexed(task, data, info, split)
-    items = tgt.sources(dataset, info, range(len(dataset)))
-    chosen = random.Random(seed).sample(items, min(n, len(items)))
-    return list(tgt.batches(chosen, 10 ** 9, batch_size, info))
-
-
-def engine(generator, model, task, info, batches):
-    """run() for benchmark_scale.measure: ({id: tokens}, seconds, tokens written, 0)."""
-    from benchmark_scale import slice_of
-    from fairseq_fast.draft import target as tgt
-
-    def run(warm_up=False, part=None):
-        todo = (batches[:1] + batches[-1:] if warm_up else
-                batches if part is None else slice_of(batches, *part))
-        start, out = time.perf_counter(), {}
-        for batch in todo:
-            out.update(tgt.generate(task, generator, model, batch, info))
-        seconds = time.perf_counter() - start
-        if warm_up:
-            return None
-        return ({i: t.tolist() for i, t in out.items()}, seconds,
-                sum(t.numel() for t in out.values()), 0.0)
-    run.sliced = True
-    return run
-
-
 def measure_target(path, data, split, drafts, args, batch_size, label):
     """Rows of one target at one batch size: each draft at --draft-len 4 and adaptive."""
     import torch
     from fairseq import checkpoint_utils
 
-    from benchmark_scale import measure
+    from benchmarks.engines import measure, target_engine
+    from benchmarks.models import target_inputs
     from fairseq_fast.draft import target as tgt
     from fairseq_fast.speculative.draft_loading import load_draft, shares_encoder
 
@@ -174,7 +133,7 @@ def measure_target(path, data, split, drafts, args, batch_size, label):
         info.source_lang, info.target_lang = "es", "en"
     model, task = tgt.load(path, data, info)
     n = args.sentences if batch_size == 1 else args.batch_sentences
-    batches = inputs(task, info, data, split, n, batch_size)
+    batches = target_inputs(task, info, data, split, n, batch_size)
     generators = {"default": task.build_generator([model], tgt.generation_args(info))}
     draft_of = {}
     for name, draft in drafts.items():
@@ -184,7 +143,7 @@ def measure_target(path, data, split, drafts, args, batch_size, label):
             generators[engine_name] = task.build_generator(
                 [model], tgt.generation_args(info, generator="speculative", draft_path=draft,
                                              draft_len=4, adaptive_draft_len=adaptive))
-    engines = {e: engine(g, model, task, info, batches) for e, g in generators.items()}
+    engines = {e: target_engine(g, model, task, info, batches) for e, g in generators.items()}
     print(f"[draft] {label}, batch {batch_size}: {sum(len(b) for b in batches)} sentences, "
           f"{len(engines)} engines", flush=True)
     figures, _ = measure(engines, args.repeats, sum(len(b) for b in batches), args.slices,
@@ -289,7 +248,6 @@ def main():
     import torch
 
     import demo
-    from benchmark_scale import widened_target
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--made", default=os.path.join(WORK, "draft", "draft.pt"),

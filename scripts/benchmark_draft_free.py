@@ -19,7 +19,7 @@ Settings (greedy, beam 1):
 Engines per setting: the default generator, and speculative decoding with each proposer, at
 --draft-len 4 and with --adaptive-draft-len (which may choose plain steps: length 0), every one
 built by task.build_generator from the plugin's flags. They take turns slice by slice
-(benchmark_scale.measure; the order rotates between repeats; medians). Per engine: the speed
+(benchmarks.engines.measure; the order rotates between repeats; medians). Per engine: the speed
 over the default generator, alpha, tokens per target call, the share of the output written by
 plain steps, and the share of sentences identical to the default's (float32).
 
@@ -79,17 +79,15 @@ def load_target(path, data, langs):
 
 def measure_setting(label, path, data, langs, split, options, batch_size, n, args):
     """Rows of one setting at one batch size: every engine of `options` over the default."""
-    import benchmark_draft
-    from benchmark_scale import measure
-
+    from benchmarks.engines import measure, target_engine
+    from benchmarks.models import target_inputs
     from fairseq_fast.draft import target as tgt
 
     model, task, info = load_target(path, data, langs)
-    batches = benchmark_draft.inputs(task, info, data, split, n, batch_size)
+    batches = target_inputs(task, info, data, split, n, batch_size)
     generators = {e: task.build_generator([model], tgt.generation_args(info, **kw))
                   for e, kw in options.items()}
-    runs = {e: benchmark_draft.engine(g, model, task, info, batches)
-            for e, g in generators.items()}
+    runs = {e: target_engine(g, model, task, info, batches) for e, g in generators.items()}
     sentences = sum(len(b) for b in batches)
     print(f"[draft-free] {label}, batch {batch_size}: {sentences} sentences, "
           f"{len(runs)} engines", flush=True)
@@ -115,9 +113,8 @@ def measure_setting(label, path, data, langs, split, options, batch_size, n, arg
 
 def layer_sweep(label, path, data, langs, split, n, args):
     """alpha and speed of --draft-method layers at every K, --draft-len 4, batch 1."""
-    import benchmark_draft
-    from benchmark_scale import measure
-
+    from benchmarks.engines import measure, target_engine
+    from benchmarks.models import target_inputs
     from fairseq_fast.draft import target as tgt
 
     model, task, info = load_target(path, data, langs)
@@ -126,11 +123,10 @@ def layer_sweep(label, path, data, langs, split, n, args):
     for k in range(1, depth):
         options[f"K={k}"] = dict(generator="speculative", draft_method="layers",
                                  draft_layers=k, draft_len=DRAFT_LEN)
-    batches = benchmark_draft.inputs(task, info, data, split, n, 1)
+    batches = target_inputs(task, info, data, split, n, 1)
     generators = {e: task.build_generator([model], tgt.generation_args(info, **kw))
                   for e, kw in options.items()}
-    runs = {e: benchmark_draft.engine(g, model, task, info, batches)
-            for e, g in generators.items()}
+    runs = {e: target_engine(g, model, task, info, batches) for e, g in generators.items()}
     print(f"[draft-free] layer sweep, {label}: {len(batches)} sentences, K = 1..{depth - 1}",
           flush=True)
     figures, _ = measure(runs, max(args.repeats - 1, 1), len(batches), 1, reference="default")
@@ -170,14 +166,14 @@ def timed_models(path, data, langs, split, k=None, rows=1):
     output of `rows` copies of one test sentence, a 24-token context): what pass_ms runs on."""
     import torch
 
-    import benchmark_draft
+    from benchmarks.models import target_inputs
     from fairseq_fast.decoding.fused_layer import encode
     from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
 
     model, task, info = load_target(path, data, langs)
     spec = SpeculativeSequenceGenerator([model], task.target_dictionary,
                                         draft_method="layers", draft_layers=k or 0)
-    source = benchmark_draft.inputs(task, info, data, split, 1, 1)[0][0].tokens
+    source = target_inputs(task, info, data, split, 1, 1)[0][0].tokens
     net_input = {"src_tokens": source[None].expand(rows, -1).contiguous(),
                  "src_lengths": torch.full((rows,), source.numel())}
     context = torch.randint(task.target_dictionary.nspecial, len(task.target_dictionary),
@@ -324,7 +320,7 @@ def main():
 
     import copy_pair
     import demo
-    from benchmark_scale import widened_target
+    from benchmarks.models import widened_target
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sentences", type=int, default=30, help="batch-1 sentences")

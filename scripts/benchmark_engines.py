@@ -46,8 +46,8 @@ import demo  # noqa: E402
 from benchmarks import ctranslate2_worker as ct2  # noqa: E402
 from benchmarks.harness import (FIXED, FunctionEngine, Result, interleave,  # noqa: E402
                                 run_module, summarize, write_report)
-from benchmark import (add_model_args, batches, decode_all, load_target,  # noqa: E402
-                       stock_generator)
+from benchmarks.models import (add_model_args, batches, decode_all, load_target,  # noqa: E402
+                               stock_generator)
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
 from fairseq_fast.speculative.draft_vocab import shortlist  # noqa: E402
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator  # noqa: E402

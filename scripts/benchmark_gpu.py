@@ -7,7 +7,7 @@
 
 The target (widened F times as benchmark_scale.py does; x4 is transformer-big's shape) and the
 demo draft are moved to the GPU and, for float16, halved, as fairseq-generate --fp16 does. For
-each F and dtype, in one process, side by side (benchmark_scale.measure: each engine first
+each F and dtype, in one process, side by side (benchmarks.engines.measure: each engine first
 decodes the shortest and the longest batch untimed, then the engines alternate within each
 repeat, the order rotating; medians):
 
@@ -44,12 +44,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, ROOT)
 
-import benchmark_scale  # noqa: E402
-from benchmarks.harness import write_report  # noqa: E402
-from benchmark_scale import (DEFAULT, SPEC_ADAPTIVE, SPECULATIVE, build_generator,  # noqa: E402
-                             fairseq_engine, measure, widened_target)
+from benchmarks.engines import (BILD, DEFAULT, SPEC_ADAPTIVE, SPECULATIVE,  # noqa: E402
+                                STOCK, build_generator, fairseq_engine, measure)
+from benchmarks.harness import micro_time, write_report  # noqa: E402
+from benchmarks.models import SCALE_WORK, widened_target  # noqa: E402
 
-STOCK, BILD = "stock fairseq", "fairseq_fast BiLD"
 # the default generator with its decoder calls launched op by op, not replayed from CUDA graphs
 EAGER = DEFAULT + ", no CUDA graphs"
 
@@ -64,7 +63,7 @@ def rows(args):
 
 class PeakGPU:
     """Peak GPU memory allocated by torch during a `with` block, in MiB (the counter is reset on
-    entry): benchmark_scale.fairseq_engine's peak."""
+    entry): benchmarks.engines.fairseq_engine's peak."""
 
     def __enter__(self):
         import torch
@@ -87,13 +86,11 @@ def _issue_times(fn, n=50):
 
     import torch
 
-    from benchmark import median_time
-
     def synced():
         fn()
         torch.cuda.synchronize()
 
-    synced_s = median_time(synced, n)
+    synced_s = micro_time(synced, n)
     start = time.perf_counter()
     for _ in range(n):
         fn()
@@ -131,7 +128,7 @@ def _syncs(fn):
     return sum("synchroniz" in str(w.message) for w in caught)
 
 
-# benchmark.step_parts' parts, as the table names them (the verify pass at draft length 4), and
+# benchmarks.steps.step_parts' parts, as the table names them (the verify pass at draft length 4), and
 # the lean calls again without CUDA graphs
 PARTS = {"stock_step": "stock step", "lean_step": "lean step", "verify": "lean verify, 5 tokens",
          "eager_lean_step": "lean step, no CUDA graphs",
@@ -163,8 +160,8 @@ def engine_generator(engine, *args):
 def step_profile(model, sample):
     """{part: figures} for stock's decoder step, the lean step and a lean verify pass of 5
     tokens (replayed from CUDA graphs, and launched op by op) and the decoder's matrix products
-    alone (benchmark.step_parts; see the module docstring)."""
-    from benchmark import step_parts
+    alone (benchmarks.steps.step_parts; see the module docstring)."""
+    from benchmarks.steps import step_parts
 
     parts = step_parts(model, sample, 4)
     with graphs_off():
@@ -184,7 +181,7 @@ def run_case(factor, dtype, args):
     import torch
     from fairseq import utils
 
-    from benchmark import batches, load_target
+    from benchmarks.models import batches, load_target
     from fairseq_fast.speculative.draft_loading import load_draft
     from fairseq_fast.speculative.draft_vocab import shortlist
 
@@ -262,7 +259,7 @@ def main():
     import torch
 
     import demo
-    from benchmark import add_model_args
+    from benchmarks.models import add_model_args
     import fairseq_fast  # noqa: F401  (the plugin's overrides, as --user-dir loads them)
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -283,7 +280,7 @@ def main():
     if not torch.cuda.is_available():
         sys.exit("benchmark_gpu: torch sees no CUDA GPU")
     torch.set_grad_enabled(False)
-    os.makedirs(benchmark_scale.WORK, exist_ok=True)
+    os.makedirs(SCALE_WORK, exist_ok=True)
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
               "cuda": torch.version.cuda, "repeats": args.repeats, "draft_len": args.draft_len,
               "draft_vocab": args.draft_vocab, "cases": []}

@@ -7,7 +7,7 @@
 What a service built on `TransformerModel.from_pretrained(...).translate(sentence)` sees. Each
 call encodes the sentence with sentencepiece, builds a generator (fairseq's hub builds one per
 call, so whatever a generator sets up is paid per call), decodes, and decodes the text again.
-For the demo target and the demo target widened F times (benchmark_scale.widened_target; x4 is
+For the demo target and the demo target widened F times (benchmarks.models.widened_target; x4 is
 transformer-big's shape), in one process, one hub per target, with the engines
 
     stock fairseq                 translate(s, beam=1, no_fast_cache=True, no_fast_ngram=True):
@@ -85,7 +85,7 @@ class HubEngine:
 
 def run_target(factor, sentences, repeats):
     """The engines' figures on the demo target widened `factor` times."""
-    from benchmark_scale import widened_target
+    from benchmarks.models import widened_target
 
     checkpoint = widened_target(factor, os.path.join(demo.EXAMPLE, "target.pt"))
     hub = load_hub(checkpoint)

@@ -56,7 +56,7 @@ def _stream_run(generator, model, samples):
 
 
 def engine(name, generator, model, samples, stream):
-    from benchmark import decode_all
+    from benchmarks.models import decode_all
 
     stats = getattr(generator, "stats", None)
     rows = max(s["id"].numel() for s in samples)
@@ -91,8 +91,7 @@ def engine(name, generator, model, samples, stream):
 def setting(factor, batch_size, args):
     import demo
     import torch
-    from benchmark import batches, load_target
-    from benchmark_scale import widened_target
+    from benchmarks.models import batches, load_target, widened_target
     from fairseq import checkpoint_utils
 
     from fairseq_fast.generators.bild import BiLDSequenceGenerator
@@ -179,7 +178,8 @@ def print_table(report):
 
 def main():
     import torch
-    from benchmark import add_model_args
+
+    from benchmarks.models import add_model_args
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_model_args(ap, draft=False)

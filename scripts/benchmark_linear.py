@@ -19,7 +19,6 @@ copies of the weight (8 MB or 64 copies) so that it is cold in cache as in a dec
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -33,10 +32,10 @@ sys.path.insert(0, ROOT)
 import fairseq_fast  # noqa: E402,F401  (plugin overrides, as --user-dir would apply them)
 from fairseq.tasks import FairseqTask  # noqa: E402
 
-from benchmark import add_model_args, batches, decode_all, load_target  # noqa: E402
-from benchmark_defaults import gen_args  # noqa: E402
-from benchmarks.harness import (ROTATE_REST, FunctionEngine, Result,  # noqa: E402
-                                interleave, summarize, write_report)
+from benchmarks.harness import (FIXED, ROTATE_REST, FunctionEngine, Result,  # noqa: E402
+                                identical_share, interleave, summarize, write_report)
+from benchmarks.models import (add_model_args, batches, decode_all, gen_args,  # noqa: E402
+                               load_target)
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
 from fairseq_fast.kernels import small_gemm  # noqa: E402
 from fairseq_fast.kernels.packed_linear import onednn_available  # noqa: E402
@@ -87,18 +86,24 @@ def same(hyps, packed, kind):
     draws: the distribution is what is exact, tests/test_sampling_exactness.py)"""
     if "sampling" in kind:
         return None
-    return sum(hyps[packed][i] == hyps["stock"][i] for i in hyps["stock"]) / len(hyps["stock"])
+    return identical_share(hyps[packed], hyps["stock"])
 
 
 def kernels(repeats=3, calls=200):
-    """{"OUTxIN": {rows: {"f_linear"|"onednn"|"kernel": microseconds per call}}}, medians."""
-    def per_call(fn, copies):
-        for i in range(20):
-            fn(i % copies)
-        t0 = time.perf_counter()
-        for i in range(calls):
-            fn(i % copies)
-        return 1e6 * (time.perf_counter() - t0) / calls
+    """{"OUTxIN": {rows: {"f_linear"|"onednn"|"kernel": microseconds per call}}}, medians of
+    `repeats` runs of `calls` calls (benchmarks.harness.interleave), each after 20 untimed."""
+    def engine(name, fn, copies):
+        def warm_up():
+            for i in range(20):
+                fn(i % copies)
+
+        def run(part):
+            warm_up()
+            t0 = time.perf_counter()
+            for i in range(calls):
+                fn(i % copies)
+            return Result((time.perf_counter() - t0) / calls)
+        return FunctionEngine(name, run, warm_up)
 
     table = {}
     g = torch.Generator().manual_seed(0)
@@ -115,11 +120,9 @@ def kernels(repeats=3, calls=200):
                    "onednn": lambda i: torch.ops.mkldnn._linear_pointwise(
                        x, dnn[i], b, "none", [], ""),
                    "kernel": lambda i: small_gemm.linear(x, ours[i], b)}
-            times = {name: [] for name in fns}
-            for _ in range(repeats):
-                for name, fn in fns.items():
-                    times[name].append(per_call(fn, copies))
-            row[rows] = {name: statistics.median(v) for name, v in times.items()}
+            timings = interleave([engine(name, fn, copies) for name, fn in fns.items()], None,
+                                 repeats, FIXED, warm_up=False)
+            row[rows] = {name: 1e6 * f.seconds for name, f in summarize(timings).items()}
         table[f"{out}x{inp}"] = row
         print(json.dumps({f"{out}x{inp}": row}), flush=True)
     return table

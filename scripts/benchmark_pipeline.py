@@ -18,7 +18,6 @@ loading cancel out). Wall-clock saved is W0 - WN; on 2 cores the workers also ta
 generation (GN vs G0).
 """
 import argparse
-import importlib.util
 import os
 import re
 import statistics
@@ -33,17 +32,9 @@ sys.path.insert(0, ROOT)
 import demo  # noqa: E402
 from benchmarks.harness import (FIXED, FunctionEngine, Result, interleave,  # noqa: E402
                                 write_report)
+from benchmarks.models import plugin_dir  # noqa: E402
 
 SETTINGS = {"greedy": ["--beam", "1"], "beam5": ["--beam", "5"]}
-
-
-def plugin_dir():
-    """The fairseq_fast package Python imports here (fairseq refuses a --user-dir whose module
-    name is already imported from elsewhere, e.g. a second checkout sharing this venv)."""
-    spec = importlib.util.find_spec("fairseq_fast")
-    if spec is not None and spec.origin is not None:
-        return os.path.dirname(spec.origin)
-    return os.path.join(ROOT, "fairseq_fast")
 
 
 def cli_args(data, setting, batch_size):

@@ -49,7 +49,6 @@ import re
 import select
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,8 +58,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, ROOT)
-from benchmarks.harness import write_report  # noqa: E402
-import benchmark_scale as scale  # noqa: E402  (its engines, target and generators)
+from benchmarks.engines import (BIG, DEFAULT, SPECULATIVE, STOCK, build_generator,  # noqa: E402
+                                draft_of)
+from benchmarks.harness import (ROTATE, FunctionEngine, Result, interleave,  # noqa: E402
+                                median_figure, summarize, write_report)
 
 CATEGORIES = ["matmul", "attention", "kernels", "omp wait", "torch", "python", "os", "idle"]
 # the plugin's C kernels (kernels-<hash>.so): matmul and attention functions by name
@@ -206,15 +207,14 @@ class PerfRecording:
 
 # -- the run ----------------------------------------------------------------------------------
 # the engines by a short name: benchmark_scale.py's greedy ones with a fixed draft length
-ENGINES = {"stock": "stock fairseq", "default": scale.DEFAULT, "speculative": scale.SPECULATIVE,
-           "big": scale.BIG}
+ENGINES = {"stock": STOCK, "default": DEFAULT, "speculative": SPECULATIVE, "big": BIG}
 
 
 def profile(args):
-    from benchmark import load_target
+    from benchmarks.models import SCALE_WORK, load_target, widened_target
 
-    os.makedirs(scale.WORK, exist_ok=True)
-    path = scale.widened_target(args.factor, args.target)
+    os.makedirs(SCALE_WORK, exist_ok=True)
+    path = widened_target(args.factor, args.target)
     target, cfg, task = load_target(path, args.data)
     dec = target.decoder
     return {"factor": args.factor, "repeats": args.repeats, "threads": args.threads,
@@ -226,7 +226,7 @@ def profile(args):
 
 def profile_batch(args, target, cfg, task, batch_size):
     """One batch size's engines, alternating, each timed alone and then under perf."""
-    from benchmark import batches, decode_all
+    from benchmarks.models import batches, decode_all
     from fairseq_fast.speculative.draft_loading import load_draft
     from fairseq_fast.speculative.draft_vocab import shortlist
 
@@ -235,44 +235,52 @@ def profile_batch(args, target, cfg, task, batch_size):
                          batch_size)
     generators = {}
     for key in args.engines:
-        draft, draft_len = scale.draft_of(ENGINES[key], args, batch_size)
-        generators[key] = scale.build_generator(
+        draft, draft_len = draft_of(ENGINES[key], args, batch_size)
+        generators[key] = build_generator(
             ENGINES[key], task, target, cfg, load_draft(task, draft, target) if draft else None,
             vocab, 1, draft_len)
-    for key, g in generators.items():  # first calls pack weights and grow buffers
-        decode_all(g, target, samples[:1] + samples[-1:], seed=0)
-    runs = {key: [] for key in generators}
-    plain = {key: [] for key in generators}
-    keys = list(generators)
     main_tid = threading.get_native_id()
-    for r in range(args.repeats):
-        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
-            seconds, _ = decode_all(generators[key], target, samples, seed=0)
-            plain[key].append(seconds)
+    threads = {key: [] for key in generators}  # each run's {thread: {category: seconds}}
+
+    def engine(key):
+        generator = generators[key]
+
+        def warm_up():  # first calls pack weights and grow buffers
+            decode_all(generator, target, samples[:1] + samples[-1:], seed=0)
+
+        def run(part):
+            seconds, _ = decode_all(generator, target, samples, seed=0)
             with tempfile.TemporaryDirectory(prefix="benchmark_profile-") as folder:
                 recording = PerfRecording(folder, args.frequency)
                 with recording.enabled():
-                    profiled, hyps = decode_all(generators[key], target, samples, seed=0)
-                threads = recording.threads()
-            tokens = sum(len(h) for h in hyps.values())
-            runs[key].append((profiled, tokens, threads))
-            print(f"[profile] batch {batch_size}, {ENGINES[key]}: {seconds:.2f} s, under perf "
-                  f"{profiled:.2f} s, {tokens} tokens", flush=True)
+                    profiled, hyps = decode_all(generator, target, samples, seed=0)
+                threads[key].append(recording.threads())
+            return Result(seconds, sum(len(h) for h in hyps.values()),
+                          figures={"under_perf": profiled})
+        return FunctionEngine(key, run, warm_up)
+
+    def progress(repeat, key, r):
+        print(f"[profile] batch {batch_size}, {ENGINES[key]}: {r.seconds:.2f} s, under perf "
+              f"{r.figures['under_perf']:.2f} s, {r.tokens} tokens", flush=True)
+
+    timings = interleave([engine(key) for key in generators], None, args.repeats, ROTATE,
+                         on_result=progress)
+    figures = summarize(timings)
     engines = {}
-    for key, done in runs.items():
-        wall = sum(s for s, _, _ in done)
+    for key, done in timings.runs.items():
+        under_perf = [r.figures["under_perf"] for r in done]
         merged = {}
-        for _, _, threads in done:
-            for tid, seconds in threads.items():
+        for seen in threads[key]:
+            for tid, seconds in seen.items():
                 into = merged.setdefault(tid, dict.fromkeys(CATEGORIES[:-1], 0.0))
                 for cat, s in seconds.items():
                     into[cat] += s
-        shares, main, others = split(merged, main_tid, wall, args.threads)
-        tokens = done[-1][1]
+        shares, main, others = split(merged, main_tid, sum(under_perf), args.threads)
+        tokens = figures[key].tokens
         engines[ENGINES[key]] = {
-            "seconds": plain[key], "seconds_under_perf": [s for s, _, _ in done],
-            "tokens": tokens, "ms_per_token": 1e3 * statistics.median(plain[key]) / tokens,
-            "ms_per_token_under_perf": 1e3 * statistics.median(s for s, _, _ in done) / tokens,
+            "seconds": figures[key].runs_s, "seconds_under_perf": under_perf,
+            "tokens": tokens, "ms_per_token": 1e3 * figures[key].seconds / tokens,
+            "ms_per_token_under_perf": 1e3 * median_figure(done, "under_perf") / tokens,
             "split": shares, "main_thread": main, "other_threads": others,
             "threads_seen": len(merged)}
     return {"batch_size": batch_size, "sentences": n, "engines": engines}
@@ -316,7 +324,7 @@ def main():
     import torch
 
     import demo
-    from benchmark import add_model_args
+    from benchmarks.models import add_model_args
     import fairseq_fast  # noqa: F401  (the plugin's overrides, as --user-dir loads them)
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -47,10 +47,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, ROOT)
 
-from benchmark_pipeline import plugin_dir  # noqa: E402
 from benchmarks import probes, shapes  # noqa: E402
 from benchmarks.harness import (REVERSE, FunctionEngine, Result, interleave,  # noqa: E402
                                 micro_time, run_module, summarize, write_report)
+from benchmarks.models import plugin_dir  # noqa: E402
 
 STOCK, PLUGIN = "stock fairseq", "fairseq_fast"
 # CTranslate2's engines by compute type

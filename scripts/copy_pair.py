@@ -101,10 +101,10 @@ def read(path):
 def make_data(out, seed=1):
     import sentencepiece as spm
 
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    import benchmark_draft
+    sys.path.insert(0, ROOT)
+    from benchmarks.models import training_data
 
-    data = os.path.dirname(benchmark_draft.training_data())  # work/data
+    data = os.path.dirname(training_data())  # work/data
     raw = os.path.join(data, "raw")
     rng = random.Random(seed)
     sets = {}

@@ -225,3 +225,21 @@ def test_the_rss_probe_runs_as_a_module():
 
 def test_part_defaults_to_the_whole_of_one_repeat():
     assert Part([1, 2]) == Part([1, 2], repeat=0, slice=0, slices=1)
+
+
+def test_no_benchmark_script_imports_another():
+    """What the benchmark scripts share lives in benchmarks/, not in one of them."""
+    import ast
+    import os
+
+    folder = os.path.join(ROOT, "scripts")
+    scripts = {f[:-3] for f in os.listdir(folder)
+               if f.startswith("benchmark") and f.endswith(".py")}
+    for name in sorted(scripts):
+        with open(os.path.join(folder, f"{name}.py")) as f:
+            tree = ast.parse(f.read())
+        imported = {a.name.split(".")[0] for node in ast.walk(tree)
+                    if isinstance(node, ast.Import) for a in node.names}
+        imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom) and node.module}
+        assert not imported & scripts, f"{name}.py imports {sorted(imported & scripts)}"

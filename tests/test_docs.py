@@ -346,8 +346,8 @@ def test_readme_has_the_first_figures_markers_and_points_to_benchmarks_md():
 def test_ct2_thread_counts_parse_and_the_fastest_count_wins():
     import argparse
 
-    import benchmark_scale
     import ctranslate2_baseline as ct2
+    from benchmarks import scale_render
 
     assert ct2.thread_counts("2,1,2") == [1, 2] and ct2.thread_counts(4) == [4]
     for bad in ("", "0,1", "one"):
@@ -365,8 +365,8 @@ def test_ct2_thread_counts_parse_and_the_fastest_count_wins():
     assert sorted(figures) == ["CTranslate2 int8", "stock fairseq"]
     assert figures["CTranslate2 int8"] == {"sent_per_s": 7.0, "identical": 0.9, "threads": 1,
                                            "sent_per_s_by_threads": {1: 7.0, 2: 5.0}}
-    assert benchmark_scale.ct2_label({"ct2_threads": [1, 2]}) == "best of 1/2 threads"
-    assert benchmark_scale.ct2_label({"ct2_threads": 2}) == "2 threads"  # an older report
+    assert scale_render.ct2_label({"ct2_threads": [1, 2]}) == "best of 1/2 threads"
+    assert scale_render.ct2_label({"ct2_threads": 2}) == "2 threads"  # an older report
 
 
 def test_latency_and_headline_name_ct2s_fastest_count():
@@ -485,11 +485,11 @@ def test_scale_engines_take_turns_on_slices_between_triads():
     """In each repeat the sliceable engines (the plugin's, stock's) take turns slice by slice,
     the order rotating between repeats, between one triad before and one after; the others
     (CTranslate2's) then run whole. A run's figures are its slices' sums."""
-    import benchmark_scale
+    from benchmarks.engines import DEFAULT, measure
+    from benchmarks.harness import slice_of
 
-    assert [benchmark_scale.slice_of(list(range(5)), i, 2) for i in range(2)] == [[0, 1],
-                                                                                 [2, 3, 4]]
-    assert benchmark_scale.slice_of([7], 3, 4) == [7] and benchmark_scale.slice_of([7], 0, 4) == []
+    assert [slice_of(list(range(5)), i, 2) for i in range(2)] == [[0, 1], [2, 3, 4]]
+    assert slice_of([7], 3, 4) == [7] and slice_of([7], 0, 4) == []
     calls = []
 
     def engine(name, sliced=True):
@@ -497,16 +497,16 @@ def test_scale_engines_take_turns_on_slices_between_triads():
             calls.append((name, warm_up, part))
             if warm_up:
                 return None
-            ids = range(4) if part is None else benchmark_scale.slice_of(range(4), *part)
+            ids = range(4) if part is None else slice_of(range(4), *part)
             return {i: ["t"] for i in ids}, 0.5 * len(ids), 10 * len(ids), float(len(ids))
         run.sliced = sliced
         return run
 
-    stock, default, ct2 = "stock fairseq", benchmark_scale.DEFAULT, "CTranslate2 int8"
+    stock, default, ct2 = "stock fairseq", DEFAULT, "CTranslate2 int8"
     engines = {stock: engine(stock), default: engine(default), ct2: engine(ct2, sliced=False)}
     triads, brackets = iter([20.0, 21.0, 30.0, 31.0]), []
-    figures, outputs = benchmark_scale.measure(engines, 2, 4, slices=2,
-                                               bracket=lambda: next(triads), brackets=brackets)
+    figures, outputs = measure(engines, 2, 4, slices=2, bracket=lambda: next(triads),
+                               brackets=brackets)
     assert brackets == [(20.0, 21.0), (30.0, 31.0)]
     assert calls[:3] == [(e, True, None) for e in engines]
     assert calls[3:] == [(stock, False, (0, 2)), (default, False, (0, 2)),
@@ -520,31 +520,32 @@ def test_scale_engines_take_turns_on_slices_between_triads():
 
 
 def test_scale_sets_each_default_run_against_the_triads_around_it():
-    import benchmark_scale
+    from benchmarks import scale_render
+    from benchmarks.limits import bracketed_shares
 
     brackets = [(20.0, 21.0), (20.0, 40.0), (40.0, 40.0)]
     # 10 tokens in 1 s at 1 GB a step: 10 GB/s; the run whose triads differ by 2x is left out
-    shares = benchmark_scale.bracketed_shares(1e9, 10, [1.0, 1.0, 1.0], brackets)
+    shares = bracketed_shares(1e9, 10, [1.0, 1.0, 1.0], brackets)
     assert shares == [(10 / 20.5, 20.5), (10 / 40.0, 40.0)]
-    assert benchmark_scale.bracketed_shares(1e9, 10, [1.0], [(20.0, 23.0)])  # 15% apart
-    assert not benchmark_scale.bracketed_shares(1e9, 10, [1.0], [(23.1, 20.0)])
+    assert bracketed_shares(1e9, 10, [1.0], [(20.0, 23.0)])  # 15% apart
+    assert not bracketed_shares(1e9, 10, [1.0], [(23.1, 20.0)])
 
     row = {"triad_brackets": brackets}
     d = {"read_triad_share": 0.37, "read_triad_share_by_run": shares}
-    assert benchmark_scale._default_share(d, row) == (
+    assert scale_render._default_share(d, row) == (
         "37% of the triads around them, median of the 2 of 3 runs whose triads before and "
         "after agree: 49% of 20.5, 25% of 40.0 GB/s")
-    assert benchmark_scale._default_share({"read_triad_share_by_run": []}, row).startswith(
+    assert scale_render._default_share({"read_triad_share_by_run": []}, row).startswith(
         "no share: the bandwidth changed level during each of its 3 runs")
     old = {"read_triad_share": 0.62}  # a report from before the triads after each run
-    assert benchmark_scale._default_share(old, {}) == "62% of the triads just before them"
+    assert scale_render._default_share(old, {}) == "62% of the triads just before them"
 
     lean = {"lean_step_gbs": 30.0, "lean_step_triads": (40.0, 40.0)}
-    assert benchmark_scale._lean_step_share(lean, 60.0) == (
+    assert scale_render._lean_step_share(lean, 60.0) == (
         "75% of the triads around it, 40.0/40.0 GB/s")
     lean["lean_step_triads"] = (40.0, 60.0)
-    assert "changed level" in benchmark_scale._lean_step_share(lean, 60.0)
-    assert benchmark_scale._lean_step_share({"lean_step_gbs": 30.0}, 60.0) == "50% of triad"
+    assert "changed level" in scale_render._lean_step_share(lean, 60.0)
+    assert scale_render._lean_step_share({"lean_step_gbs": 30.0}, 60.0) == "50% of triad"
 
 
 def test_scale_split_says_where_a_speculative_engines_time_went():
@@ -554,6 +555,8 @@ def test_scale_split_says_where_a_speculative_engines_time_went():
     import types
 
     import benchmark_scale
+    from benchmarks import scale_render
+    from benchmarks.engines import SPECULATIVE
 
     def timer(seconds):
         return types.SimpleNamespace(seconds=seconds, calls=1)
@@ -575,8 +578,8 @@ def test_scale_split_says_where_a_speculative_engines_time_went():
     assert "no_waste_loop_free" not in at_one and "decode_speedup" not in at_one
 
     row = {"batch_size": 1, "speculative": {"bound": 2.5}}
-    line = benchmark_scale._split_line(
-        benchmark_scale.SPECULATIVE, benchmark_scale.split_figures(
+    line = scale_render._split_line(
+        SPECULATIVE, benchmark_scale.split_figures(
             timers, spec, default, timer(4.0), 10 ** 9, 1), row, {"kernel_gflops": 200.0})
     assert line.startswith("speculative, batch 1, its time: verify 60%, drafting 10%, the "
                            "encoders 20%, the rest 10%; 1.60 positions verified a token, 75% "
@@ -586,11 +589,11 @@ def test_scale_split_says_where_a_speculative_engines_time_went():
 
 
 def test_scale_prints_each_batched_default_run_with_its_triads():
-    import benchmark_scale
+    from benchmarks import scale_render
 
     row = {"setting": "greedy", "batch_size": 8,
            "default_runs_triads": [(5.91, 35.9, 37.0), (4.8, 58.2, 60.1)]}
-    assert benchmark_scale._default_runs_line(row).startswith(
+    assert scale_render._default_runs_line(row).startswith(
         "greedy, batch 8: the default's runs 5.91 s (triads 35.9/37.0 GB/s), 4.80 s (triads "
         "58.2/60.1 GB/s); where a step")
 
@@ -598,19 +601,19 @@ def test_scale_prints_each_batched_default_run_with_its_triads():
 def test_scale_flags_a_verify_pass_cheaper_than_a_default_step():
     """At batch 1 a verify pass reads what a default step reads and more: cheaper means the
     runs met different bandwidth levels."""
-    import benchmark_scale
+    from benchmarks import scale_render
 
     sp = {"verify_ms": 9.04, "default_ms_per_token": 11.0}
     figures = {"split": {"default_encoder_share": 0.1}}  # a decoder step: 9.9 ms
-    assert "9.04 against 9.90 ms" in benchmark_scale._level_warning(sp, figures)
-    assert benchmark_scale._level_warning({**sp, "verify_ms": 10.5}, figures) is None
-    assert benchmark_scale._level_warning(sp, {}) is None  # no split: nothing to set it against
+    assert "9.04 against 9.90 ms" in scale_render._level_warning(sp, figures)
+    assert scale_render._level_warning({**sp, "verify_ms": 10.5}, figures) is None
+    assert scale_render._level_warning(sp, {}) is None  # no split: nothing to set it against
 
 
 def test_scale_counts_the_matmul_weights_a_decoder_position_multiplies():
     """Every layer matrix but the cross-attention K/V (once per sentence), plus the output
     projection, tied to the embeddings or not; no biases, norms or position tables."""
-    import benchmark_scale
+    from benchmarks.limits import matmul_params
     from model_factory import DummyTask, make_dictionary, translation_model
 
     d = make_dictionary(20)
@@ -619,7 +622,7 @@ def test_scale_counts_the_matmul_weights_a_decoder_position_multiplies():
         model = translation_model(task, layers=2, dim=16, heads=2, share=share)
         dec = model.decoder
         per_layer = 6 * 16 * 16 + 2 * 16 * dec.layers[0].fc1.out_features
-        assert benchmark_scale.matmul_params(dec) == (
+        assert matmul_params(dec) == (
             2 * per_layer + dec.output_projection.weight.numel())
 
 

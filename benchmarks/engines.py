@@ -1,0 +1,181 @@
+"""The engines the benchmarks time, by name: stock fairseq, the plugin's default generator,
+speculative decoding with the demo draft or the big one (fixed and adaptive draft length), BiLD,
+and CTranslate2 in a process of its own; how each is built, and `measure`, which runs them side
+by side (benchmarks.harness.interleave) and gives each one's figures.
+
+An engine here is a function run(warm_up=False, part=None) -> ({id: output}, seconds, tokens
+written, peak memory MiB), or None for a warm-up; one with a true `sliced` attribute takes
+part=(slice, slices). `measure` adapts them to the harness's Engine.
+"""
+import json
+import os
+import time
+
+from benchmarks.harness import (ROTATE, FunctionEngine, Result, interleave, run_module,
+                                slice_of, summarize)
+from benchmarks.models import SCALE_WORK, decode_all, stock_generator
+from benchmarks.probes import PeakRSS
+
+STOCK = "stock fairseq"
+DEFAULT = "fairseq_fast default"
+BILD = "fairseq_fast BiLD"
+SPECULATIVE, BIG = "fairseq_fast speculative", "fairseq_fast speculative, big draft"
+# the same drafts with --adaptive-draft-len (the window length from measured costs)
+SPEC_ADAPTIVE, BIG_ADAPTIVE = SPECULATIVE + ", adaptive", BIG + ", adaptive"
+ADAPTIVE_OF = {SPEC_ADAPTIVE: SPECULATIVE, BIG_ADAPTIVE: BIG}
+SPECULATIVE_ENGINES = (SPECULATIVE, BIG, *ADAPTIVE_OF)
+FAIRSEQ = [STOCK, DEFAULT, SPECULATIVE, SPEC_ADAPTIVE, BIG, BIG_ADAPTIVE, BILD]
+ENGINES = FAIRSEQ + ["CTranslate2 float32", "CTranslate2 int8"]
+
+
+def draft_of(engine, args, batch_size):
+    """(draft checkpoint, draft length) an engine uses at a batch size, (None, None) for those
+    without one, from args' draft, draft_len, big_draft, big_draft_len and
+    big_draft_len_batched. The adaptive engines start at the batch-1 length and go up to twice
+    it."""
+    if engine == BIG:
+        return args.big_draft, (args.big_draft_len if batch_size == 1
+                                else args.big_draft_len_batched)
+    if engine == BIG_ADAPTIVE:
+        return args.big_draft, args.big_draft_len
+    if engine in (SPECULATIVE, SPEC_ADAPTIVE, BILD):
+        return args.draft, args.draft_len
+    return None, None
+
+
+def build_generator(engine, task, target, cfg, draft, vocab, beam, draft_len):
+    """The generator of a fairseq engine, at most 200 tokens + </s> as fairseq-generate's
+    defaults allow. stock fairseq: fairseq's own SequenceGenerator; default: what the plugin
+    builds with no flag; speculative (either draft): the draft proposing draft_len tokens
+    (scoring `vocab` only when given); BiLD: the draft as the small model, thresholds at their
+    defaults."""
+    import copy
+
+    from omegaconf import open_dict
+
+    from fairseq_fast.generators.bild import BiLDSequenceGenerator
+    from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
+
+    gen_cfg = copy.deepcopy(cfg.generation)
+    with open_dict(gen_cfg):
+        gen_cfg.beam, gen_cfg.max_len_b = beam, 200
+    if engine == STOCK:
+        return stock_generator(task, target, gen_cfg)
+    if engine == DEFAULT:
+        return task.build_generator([target], gen_cfg)
+    if engine in SPECULATIVE_ENGINES:
+        return SpeculativeSequenceGenerator([target], task.target_dictionary, draft_model=draft,
+                                            draft_len=draft_len, draft_vocab=vocab,
+                                            adaptive_draft_len=engine in ADAPTIVE_OF)
+    assert engine == BILD, engine
+    return BiLDSequenceGenerator([target], task.target_dictionary, small_model=draft,
+                                 max_len_b=200)
+
+
+def fairseq_engine(generator, model, samples, tgt_dict, peak=PeakRSS, warm_all=False):
+    """run() -> ({id: target pieces}, seconds, tokens written, peak memory MiB); peak: the
+    context manager that measures the run's peak memory into its `mib` (PeakRSS: this
+    process's resident set). The warm-up (run(warm_up=True), not timed) decodes the first and
+    last batches (first calls pack weights and grow buffers), or with warm_all every batch: an
+    adaptive draft length learns its costs in its first rounds, which a long job amortises and
+    a timed run of a few dozen sentences would not."""
+    import torch
+
+    def run(warm_up=False, part=None):
+        if warm_up:
+            decode_all(generator, model, samples if warm_all else samples[:1] + samples[-1:],
+                       seed=0)
+            return None
+        batches = samples if part is None else slice_of(samples, *part)
+        with peak() as memory:
+            seconds, hyps = decode_all(generator, model, batches, seed=0)
+        pieces = {i: tgt_dict.string(torch.tensor(h)).split() for i, h in hyps.items()}
+        return pieces, seconds, sum(len(h) for h in hyps.values()), memory.mib
+    run.sliced = True  # measure() may run it slice by slice (run(part=(i, parts)))
+    return run
+
+
+def target_engine(generator, model, task, info, batches):
+    """run() -> ({id: tokens}, seconds, tokens written, 0) of a generator over `batches` of a
+    target that fairseq_fast.draft.target loads (benchmarks.models.target_inputs)."""
+    from fairseq_fast.draft import target as tgt
+
+    def run(warm_up=False, part=None):
+        todo = (batches[:1] + batches[-1:] if warm_up else
+                batches if part is None else slice_of(batches, *part))
+        start, out = time.perf_counter(), {}
+        for batch in todo:
+            out.update(tgt.generate(task, generator, model, batch, info))
+        seconds = time.perf_counter() - start
+        if warm_up:
+            return None
+        return ({i: t.tolist() for i, t in out.items()}, seconds,
+                sum(t.numel() for t in out.values()), 0.0)
+    run.sliced = True
+    return run
+
+
+def ct2_model(factor, path):
+    """The CTranslate2 float32 conversion of the checkpoint `path` (the target widened
+    `factor` times), in work/scale/."""
+    out = os.path.join(SCALE_WORK, f"ct2_x{factor}")
+    run_module("benchmarks.ctranslate2_worker", ["--convert", path, out],
+               f"CTranslate2 conversion of {path}", "benchmark_scale")
+    return out
+
+
+def ct2_engine(model_dir, compute_type, sources, ids, beam, batch_size, threads, folder):
+    """run() -> ({id: target pieces}, seconds, tokens written, peak RSS MiB), in a process of
+    its own"""
+    job = os.path.join(folder, f"job-{compute_type}-{beam}-{batch_size}-{threads}.json")
+    out = job[:-5] + ".out.json"
+    with open(job, "w") as f:
+        json.dump({"model_dir": model_dir, "compute_type": compute_type, "sources": sources,
+                   "beam": beam, "batch_size": batch_size, "threads": threads, "out": out}, f)
+
+    def run(warm_up=False):
+        if warm_up:  # each process warms up on its own
+            return None
+        run_module("benchmarks.ctranslate2_worker", ["--job", job], f"CTranslate2 {compute_type}",
+                   "benchmark_scale")
+        with open(out) as f:
+            result = json.load(f)
+        tokens = sum(len(h) + 1 for h in result["hyps"])  # + </s>, as fairseq counts
+        return dict(zip(ids, result["hyps"])), result["seconds"], tokens, result["peak_rss_mib"]
+    return run
+
+
+def measure(engines, repeats, n, slices=1, bracket=None, brackets=None, reference=STOCK):
+    """benchmarks.harness.interleave over these engines, the order rotating between repeats,
+    then benchmarks.harness.summarize. engines: {name: run(warm_up=False, part=None)}; those
+    with a true `sliced` attribute take run(part=(i, slices)) and go first in each repeat, as
+    one block, taking turns slice by slice, so that each one's run of a repeat is spread over
+    the same minutes as the others' (a shared machine's bandwidth may switch level for seconds
+    to minutes: whole runs one after another can meet different levels); a run's figures are
+    its slices' sums. The others (CTranslate2's, each in a process of its own) then run whole.
+    bracket: a function measuring the memory bandwidth, called just before and just after each
+    repeat's block, the (before, after) pairs appended to `brackets`. An engine's `identical`:
+    the share of sentences whose output equals the `reference` engine's. Returns ({engine:
+    figures}, {engine: outputs of its last run})."""
+    def adapt(name, fn):
+        def run(part):
+            whole = not getattr(fn, "sliced", False)
+            out, seconds, tokens, mib = fn() if whole else fn(part=(part.slice, part.slices))
+            return Result(seconds, tokens, out, mib * 2 ** 20)
+        return FunctionEngine(name, run, lambda: fn(warm_up=True),
+                              getattr(fn, "sliced", False))
+
+    def progress(repeat, name, r):
+        print(f"[scale]     {name}: {r.seconds:.2f} s, {r.tokens} tokens, "
+              f"{r.peak_rss_bytes / 2 ** 20:.0f} MiB", flush=True)
+
+    timings = interleave([adapt(name, fn) for name, fn in engines.items()], None, repeats,
+                         ROTATE, slices, bracket, on_result=progress)
+    if brackets is not None:
+        brackets.extend(timings.brackets)
+    figures = {}
+    for e, f in summarize(timings, reference, n).items():
+        figures[e] = {"sent_per_s": f.sent_per_s, "seconds": f.runs_s, "tokens": f.tokens,
+                      "ms_per_token": 1e3 * f.seconds / f.tokens,
+                      "peak_rss_mib": f.peak_rss_bytes / 2 ** 20, "identical": f.identical}
+    return figures, {e: rs[-1].outputs for e, rs in timings.runs.items()}
