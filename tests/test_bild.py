@@ -36,7 +36,7 @@ exact_settings = st.one_of(
 )
 
 
-@settings(max_examples=100, **SETTINGS)
+@settings(max_examples=80, **SETTINGS)
 @given(target=model_shapes(False), draft=model_shapes(True), gen=generation, exact=exact_settings,
        lengths=st.lists(st.integers(1, 10), min_size=1, max_size=5),
        prefix_size=st.sampled_from([0, 0, 1, 2]))

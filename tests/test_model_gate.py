@@ -198,7 +198,7 @@ def batch(c: dict, seed: int):
     return source_batch(DICT, [4, 2, 6], seed=seed), None
 
 
-@settings(max_examples=40, **SETTINGS)
+@settings(max_examples=28, **SETTINGS)
 @given(c=configs, beam=st.sampled_from([1, 3]))
 def test_every_configuration_gets_stocks_output(c, beam):
     args = model_args(c)

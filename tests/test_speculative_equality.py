@@ -88,7 +88,7 @@ def compare(target, draft, sample, prefix, gen, build=speculative):
     return spec.stats
 
 
-@settings(max_examples=150, **SETTINGS)
+@settings(max_examples=120, **SETTINGS)
 @given(target=model_shapes(False), draft=model_shapes(True), gen=generation,
        lengths=st.lists(st.integers(1, 10), min_size=1, max_size=5),
        prefix_size=st.sampled_from([0, 0, 1, 2]))
