@@ -61,6 +61,11 @@ def engine(name, generator, model, samples, stream):
     stats = getattr(generator, "stats", None)
     rows = max(s["id"].numel() for s in samples)
 
+    def decode(some):
+        """(seconds, {id: tokens}) of `some` batches, streamed or batch by batch"""
+        return (_stream_run(generator, model, some) if stream
+                else decode_all(generator, model, some, seed=0))
+
     def counts():
         """(verify passes, their rows, plain greedy steps, positions computed)"""
         if stats is None:
@@ -69,8 +74,7 @@ def engine(name, generator, model, samples, stream):
 
     def run(part):
         before = counts()
-        seconds, hyps = (_stream_run if stream else
-                         lambda g, m, s: decode_all(g, m, s, seed=0))(generator, model, samples)
+        seconds, hyps = decode(samples)
         tokens = sum(len(h) for h in hyps.values())
         figures = {}
         if stats is not None:
@@ -82,10 +86,7 @@ def engine(name, generator, model, samples, stream):
                        "idle_share": 1 - busy / max(passes * rows, 1)}
         return Result(seconds, tokens, hyps, figures=figures)
 
-    def warm_up():
-        (_stream_run if stream else lambda g, m, s: decode_all(g, m, s, seed=0))(
-            generator, model, samples[:1] + samples[-1:])
-    return FunctionEngine(name, run, warm_up)
+    return FunctionEngine(name, run, lambda: decode(samples[:1] + samples[-1:]))
 
 
 def setting(factor, batch_size, args):
