@@ -66,8 +66,10 @@ def measure(info: TargetInfo, draft: str, data: str, sentences: int) -> dict:
         for item in warm:
             tgt.generate(task, generator, model, [item], info)
         if hasattr(generator, "stats"):  # count the measured sentences only
-            generator.stats = dataclasses.replace(generator.stats, **{
-                f.name: 0 for f in dataclasses.fields(generator.stats) if f.name != "eos"})
+            stats = generator.stats  # each counter anew: 0, or an empty Counter of seconds
+            generator.stats = dataclasses.replace(stats, **{
+                f.name: type(getattr(stats, f.name))() for f in dataclasses.fields(stats)
+                if f.name != "eos"})
     seconds = {name: 0.0 for name in generators}
     outputs: Dict[str, Dict[int, torch.Tensor]] = {name: {} for name in generators}
     names = list(generators)
