@@ -11,8 +11,7 @@ import time
 from argparse import Namespace
 
 from benchmarks import ROOT
-
-SCRIPTS = os.path.join(ROOT, "scripts")
+from benchmarks.suites import SCRIPTS
 WORK = os.path.join(ROOT, "work")
 SCALE_WORK = os.path.join(WORK, "scale")  # the widened targets and their conversions
 DATA = os.path.join(WORK, "data")  # prepare_data.py's output
@@ -20,7 +19,8 @@ TSV = os.path.join(ROOT, "..", "shared", "data", "bible_es_en.tsv")
 
 
 def script(name):
-    """One of the user tools in scripts/ (demo, widen_model) as a module."""
+    """One of the scripts in scripts/ (a user tool such as demo or widen_model, or a benchmark
+    whose tables are rendered) as a module."""
     if SCRIPTS not in sys.path:
         sys.path.insert(0, SCRIPTS)
     return importlib.import_module(name)

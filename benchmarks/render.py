@@ -10,16 +10,15 @@ each part adds, and the diagnostic lines of a benchmark whose script prints them
 A rerun of some benchmarks keeps the other sections as the file had them.
 """
 import contextlib
-import importlib
 import io
 import json
 import os
 import re
 import shutil
 import statistics
-import sys
 
 from benchmarks import ROOT
+from benchmarks.models import script as script_module
 from benchmarks.probes import environment
 from benchmarks.suites import APPENDIX, HEADLINE_NEEDS, KEPT, SCRIPTS, SUITES, find
 
@@ -69,10 +68,7 @@ def speedups(report):
 def print_tables(report):
     engines = report.get("engines")
     if engines:
-        _scripts_on_path()
-        from benchmark_engines import print_table
-
-        print_table(engines)
+        script_module("benchmark_engines").print_table(engines)
     print("\n| plugin feature vs stock fairseq | speedup |\n|---|---|")
     for label, x in speedups(report):
         print(f"| {label} | {x:.2f}x |")
@@ -200,16 +196,10 @@ def pipeline_tables(data):
 RENDERERS = {"latency": latency_tables, "pipeline": pipeline_tables}
 
 
-def _scripts_on_path():
-    if SCRIPTS not in sys.path:
-        sys.path.insert(0, SCRIPTS)
-
-
-def _script_module(script):
+def _script_module(name):
     """The benchmark script's module, or None where it cannot be imported."""
-    _scripts_on_path()
     try:
-        return importlib.import_module(os.path.splitext(script)[0])
+        return script_module(os.path.splitext(name)[0])
     except ImportError:
         return None
 
@@ -637,8 +627,7 @@ def shapes_headline(report, env):
     data = report.get("shapes")
     if not data or not data.get("shapes"):
         return None
-    _scripts_on_path()
-    import benchmark_shapes
+    benchmark_shapes = script_module("benchmark_shapes")
 
     machine = env.get("cpu") or "a CPU"
     if env.get("isa"):
@@ -706,8 +695,7 @@ def _replace_block(readme, start, end, text, what):
 def draft_sentence(report):
     """The README's "Getting a draft" figures: what `fairseq-fast-draft --hours H` made of the
     demo target, against the hand-made drafts (the draft benchmark); None without it."""
-    _scripts_on_path()
-    import benchmark_draft
+    benchmark_draft = script_module("benchmark_draft")
 
     draft = report.get("draft")
     if not draft or "translation" not in draft:
@@ -738,8 +726,7 @@ def draft_sentence(report):
 def draft_lm_figures(report):
     """The README's figures for a draft of a language model (the draftlm benchmark), which
     stand inside its sentence; None without them."""
-    _scripts_on_path()
-    import benchmark_draft
+    benchmark_draft = script_module("benchmark_draft")
 
     data = report.get("draftlm")
     if not data or "lm" not in data:
