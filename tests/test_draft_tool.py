@@ -315,3 +315,24 @@ def test_the_report_recommends_the_fastest_exact_engine():
     command = report.best_command(info, "bin", "d.pt", result)
     assert command.startswith("fairseq-interactive bin --task language_modeling --path t.pt")
     assert command.endswith("--draft-len 4 --adaptive-draft-len")
+
+
+def test_updates_are_read_when_training_stops_before_the_first_log_interval(tmp_path):
+    """A time budget that runs out before fairseq's first --log-interval leaves no train_inner
+    line; the epoch's end and the validation still say how many updates were made."""
+    from fairseq_fast.draft.train import _read_log
+
+    log = tmp_path / "train.log"
+    log.write_text(
+        '2026-01-01 | INFO | train | {"epoch": 1, "train_loss": "9.1", '
+        '"train_num_updates": "3"}\n'
+        '2026-01-01 | INFO | valid | {"epoch": 1, "valid_accuracy": "12.5", '
+        '"valid_num_updates": "3"}\n')
+    figures = {}
+    assert _read_log(str(log), 0, figures) == log.stat().st_size
+    assert figures == {"updates": 3, "agreement": 12.5}
+    with open(log, "a") as f:
+        f.write('2026-01-01 | INFO | train_inner | {"epoch": 2, "num_updates": "10", '
+                '"accuracy": "20"}\n')
+    _read_log(str(log), 0, figures)
+    assert figures == {"updates": 10, "agreement": 12.5, "train": 20.0}

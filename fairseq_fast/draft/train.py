@@ -155,8 +155,11 @@ def _read_log(path: str, offset: int, figures: dict) -> int:
             continue
         if not isinstance(entry, dict):
             continue
-        if "num_updates" in entry:
-            figures["updates"] = int(float(entry["num_updates"]))
+        # every log_interval updates ("num_updates"), and at the end of an epoch or of the time
+        # budget, which may come before the first interval ("train_"/"valid_num_updates")
+        for key in ("num_updates", "train_num_updates", "valid_num_updates"):
+            if key in entry:
+                figures["updates"] = int(float(entry[key]))
         for key, name in (("valid_accuracy", "agreement"), ("train_inner_accuracy", "train"),
                           ("accuracy", "train")):
             if key in entry:
