@@ -3,9 +3,7 @@ speculative decoding with the demo draft or the big one (fixed and adaptive draf
 and CTranslate2 in a process of its own; how each is built, and `measure`, which runs them side
 by side (benchmarks.harness.interleave) and gives each one's figures.
 
-An engine here is a function run(warm_up=False, part=None) -> ({id: output}, seconds, tokens
-written, peak memory MiB), or None for a warm-up; one with a true `sliced` attribute takes
-part=(slice, slices). `measure` adapts them to the harness's Engine.
+Each engine is a benchmarks.harness Engine (warm_up(); run(Part) -> Result).
 """
 import json
 import os
@@ -72,47 +70,49 @@ def build_generator(engine, task, target, cfg, draft, vocab, beam, draft_len):
                                  max_len_b=200)
 
 
-def fairseq_engine(generator, model, samples, tgt_dict, peak=PeakRSS, warm_all=False):
-    """run() -> ({id: target pieces}, seconds, tokens written, peak memory MiB); peak: the
-    context manager that measures the run's peak memory into its `mib` (PeakRSS: this
-    process's resident set). The warm-up (run(warm_up=True), not timed) decodes the first and
+def fairseq_engine(name, generator, model, samples, tgt_dict, peak=PeakRSS, warm_all=False):
+    """A harness Engine decoding `samples` with a fairseq generator; its Result.outputs are
+    {id: target pieces}. It is sliceable: a Part's slice runs that slice of the samples. peak:
+    the context manager that measures a run's peak memory into its `mib` (PeakRSS: this
+    process's resident set; None: not measured). The warm-up (not timed) decodes the first and
     last batches (first calls pack weights and grow buffers), or with warm_all every batch: an
     adaptive draft length learns its costs in its first rounds, which a long job amortises and
     a timed run of a few dozen sentences would not."""
+    import contextlib
+
     import torch
 
-    def run(warm_up=False, part=None):
-        if warm_up:
-            decode_all(generator, model, samples if warm_all else samples[:1] + samples[-1:],
-                       seed=0)
-            return None
-        batches = samples if part is None else slice_of(samples, *part)
-        with peak() as memory:
-            seconds, hyps = decode_all(generator, model, batches, seed=0)
+    def warm_up():
+        decode_all(generator, model, samples if warm_all else samples[:1] + samples[-1:], seed=0)
+
+    def run(part):
+        with (peak() if peak else contextlib.nullcontext()) as memory:
+            seconds, hyps = decode_all(generator, model,
+                                       slice_of(samples, part.slice, part.slices), seed=0)
         pieces = {i: tgt_dict.string(torch.tensor(h)).split() for i, h in hyps.items()}
-        return pieces, seconds, sum(len(h) for h in hyps.values()), memory.mib
-    run.sliced = True  # measure() may run it slice by slice (run(part=(i, parts)))
-    return run
+        return Result(seconds, sum(len(h) for h in hyps.values()), pieces,
+                      memory.mib * 2 ** 20 if peak else None)
+    return FunctionEngine(name, run, warm_up, sliceable=True)
 
 
-def target_engine(generator, model, task, info, batches):
-    """run() -> ({id: tokens}, seconds, tokens written, 0) of a generator over `batches` of a
-    target that fairseq_fast.draft.target loads (benchmarks.models.target_inputs)."""
+def target_engine(name, generator, model, task, info, batches):
+    """A sliceable harness Engine running a generator over `batches` of a target that
+    fairseq_fast.draft.target loads (benchmarks.models.target_inputs); Result.outputs are
+    {id: tokens}."""
     from fairseq_fast.draft import target as tgt
 
-    def run(warm_up=False, part=None):
-        todo = (batches[:1] + batches[-1:] if warm_up else
-                batches if part is None else slice_of(batches, *part))
+    def generate(todo):
         start, out = time.perf_counter(), {}
         for batch in todo:
             out.update(tgt.generate(task, generator, model, batch, info))
-        seconds = time.perf_counter() - start
-        if warm_up:
-            return None
-        return ({i: t.tolist() for i, t in out.items()}, seconds,
-                sum(t.numel() for t in out.values()), 0.0)
-    run.sliced = True
-    return run
+        return time.perf_counter() - start, out
+
+    def run(part):
+        seconds, out = generate(slice_of(batches, part.slice, part.slices))
+        return Result(seconds, sum(t.numel() for t in out.values()),
+                      {i: t.tolist() for i, t in out.items()})
+    return FunctionEngine(name, run, lambda: generate(batches[:1] + batches[-1:]),
+                          sliceable=True)
 
 
 def ct2_model(factor, path):
@@ -124,58 +124,50 @@ def ct2_model(factor, path):
     return out
 
 
-def ct2_engine(model_dir, compute_type, sources, ids, beam, batch_size, threads, folder):
-    """run() -> ({id: target pieces}, seconds, tokens written, peak RSS MiB), in a process of
-    its own"""
+def ct2_engine(name, model_dir, compute_type, sources, ids, beam, batch_size, threads, folder):
+    """A harness Engine running CTranslate2 in a process of its own (which warms up on its own),
+    whole; Result.outputs are {id: target pieces}, its peak the worker's resident set."""
     job = os.path.join(folder, f"job-{compute_type}-{beam}-{batch_size}-{threads}.json")
     out = job[:-5] + ".out.json"
     with open(job, "w") as f:
         json.dump({"model_dir": model_dir, "compute_type": compute_type, "sources": sources,
                    "beam": beam, "batch_size": batch_size, "threads": threads, "out": out}, f)
 
-    def run(warm_up=False):
-        if warm_up:  # each process warms up on its own
-            return None
+    def run(part):
         run_module("benchmarks.ctranslate2_worker", ["--job", job], f"CTranslate2 {compute_type}",
                    "benchmark_scale")
         with open(out) as f:
             result = json.load(f)
         tokens = sum(len(h) + 1 for h in result["hyps"])  # + </s>, as fairseq counts
-        return dict(zip(ids, result["hyps"])), result["seconds"], tokens, result["peak_rss_mib"]
-    return run
+        return Result(result["seconds"], tokens, dict(zip(ids, result["hyps"])),
+                      result["peak_rss_mib"] * 2 ** 20)
+    return FunctionEngine(name, run)
 
 
 def measure(engines, repeats, n, slices=1, bracket=None, brackets=None, reference=STOCK):
-    """benchmarks.harness.interleave over these engines, the order rotating between repeats,
-    then benchmarks.harness.summarize. engines: {name: run(warm_up=False, part=None)}; those
-    with a true `sliced` attribute take run(part=(i, slices)) and go first in each repeat, as
-    one block, taking turns slice by slice, so that each one's run of a repeat is spread over
-    the same minutes as the others' (a shared machine's bandwidth may switch level for seconds
-    to minutes: whole runs one after another can meet different levels); a run's figures are
-    its slices' sums. The others (CTranslate2's, each in a process of its own) then run whole.
-    bracket: a function measuring the memory bandwidth, called just before and just after each
-    repeat's block, the (before, after) pairs appended to `brackets`. An engine's `identical`:
-    the share of sentences whose output equals the `reference` engine's. Returns ({engine:
-    figures}, {engine: outputs of its last run})."""
-    def adapt(name, fn):
-        def run(part):
-            whole = not getattr(fn, "sliced", False)
-            out, seconds, tokens, mib = fn() if whole else fn(part=(part.slice, part.slices))
-            return Result(seconds, tokens, out, mib * 2 ** 20)
-        return FunctionEngine(name, run, lambda: fn(warm_up=True),
-                              getattr(fn, "sliced", False))
+    """benchmarks.harness.interleave over these harness Engines, the order rotating between
+    repeats, then benchmarks.harness.summarize, as the JSON figures the reports keep. The
+    sliceable engines go first in each repeat, as one block, taking turns slice by slice, so
+    that each one's run of a repeat is spread over the same minutes as the others' (a shared
+    machine's bandwidth may switch level for seconds to minutes: whole runs one after another
+    can meet different levels). The others (CTranslate2's, each in a process of its own) then
+    run whole. bracket: a function measuring the memory bandwidth, called just before and just
+    after each repeat's block, the (before, after) pairs appended to `brackets`. An engine's
+    `identical`: the share of sentences whose output equals the `reference` engine's. Returns
+    ({engine: figures}, {engine: outputs of its last run})."""
+    def mib(b):
+        return None if b is None else b / 2 ** 20
 
     def progress(repeat, name, r):
-        print(f"[scale]     {name}: {r.seconds:.2f} s, {r.tokens} tokens, "
-              f"{r.peak_rss_bytes / 2 ** 20:.0f} MiB", flush=True)
+        memory = "" if r.peak_rss_bytes is None else f", {mib(r.peak_rss_bytes):.0f} MiB"
+        print(f"[scale]     {name}: {r.seconds:.2f} s, {r.tokens} tokens{memory}", flush=True)
 
-    timings = interleave([adapt(name, fn) for name, fn in engines.items()], None, repeats,
-                         ROTATE, slices, bracket, on_result=progress)
+    timings = interleave(engines, None, repeats, ROTATE, slices, bracket, on_result=progress)
     if brackets is not None:
         brackets.extend(timings.brackets)
     figures = {}
     for e, f in summarize(timings, reference, n).items():
         figures[e] = {"sent_per_s": f.sent_per_s, "seconds": f.runs_s, "tokens": f.tokens,
                       "ms_per_token": 1e3 * f.seconds / f.tokens,
-                      "peak_rss_mib": f.peak_rss_bytes / 2 ** 20, "identical": f.identical}
+                      "peak_rss_mib": mib(f.peak_rss_bytes), "identical": f.identical}
     return figures, {e: rs[-1].outputs for e, rs in timings.runs.items()}

@@ -27,57 +27,60 @@ def _spec_readings(spec):
             "draft_encoding": (seconds["draft_encoder"], st.sentences)}
 
 
-def _accumulated(read, run):
-    """({phase: Phase} added up over the timed calls of run, run wrapped to add them)."""
+def _accumulated(read, engine):
+    """({phase: Phase} added up over engine's timed runs, the engine wrapped to add them; its
+    warm-up adds nothing)."""
+    from benchmarks.harness import FunctionEngine
+
     phases = {name: Phase() for name in read()}
 
-    def timed(warm_up=False, **part):
+    def run(part):
         before = read()
-        result = run(warm_up, **part)
-        if not warm_up:
-            for name, (seconds, calls) in read().items():
-                phases[name].seconds += seconds - before[name][0]
-                phases[name].calls += calls - before[name][1]
+        result = engine.run(part)
+        for name, (seconds, calls) in read().items():
+            phases[name].seconds += seconds - before[name][0]
+            phases[name].calls += calls - before[name][1]
         return result
-    timed.sliced = getattr(run, "sliced", False)
-    return phases, timed
+    return phases, FunctionEngine(engine.name, run, engine.warm_up,
+                                  getattr(engine, "sliceable", False))
 
 
-def speculation_timers(spec, run_spec):
+def speculation_timers(spec, engine):
     """A speculative generator's drafting, verify passes and encoders, and its draft steps,
-    verified positions, the positions that decided and the tokens written, inside its timed
-    runs: ((drafting, verifying, encoding, [counts], the draft's part of encoding), run wrapped
-    to count)."""
-    phases, timed = _accumulated(lambda: _spec_readings(spec), run_spec)
+    verified positions, the positions that decided and the tokens written, inside its engine's
+    timed runs: ((drafting, verifying, encoding, [counts], the draft's part of encoding), the
+    engine wrapped to count)."""
+    from benchmarks.harness import FunctionEngine
+
+    phases, timed = _accumulated(lambda: _spec_readings(spec), engine)
     counts = [0, 0, 0, 0]  # draft steps, verified positions, those that decided, tokens
 
     def totals():
         st = spec.stats
         return (st.draft_calls, st.verified, st.decided, st.committed + st.plain_committed)
 
-    def counted(warm_up=False, **part):
+    def counted(part):
         before = totals()
-        result = timed(warm_up, **part)
-        if not warm_up:
-            for i, (a, b) in enumerate(zip(before, totals())):
-                counts[i] += b - a
+        result = timed.run(part)
+        for i, (a, b) in enumerate(zip(before, totals())):
+            counts[i] += b - a
         return result
-    counted.sliced = timed.sliced
     return (phases["drafting"], phases["verifying"], phases["encoding"], counts,
-            phases["draft_encoding"]), counted
+            phases["draft_encoding"]), FunctionEngine(timed.name, counted, timed.warm_up,
+                                                      timed.sliceable)
 
 
-def encoder_timer(generator, run):
+def encoder_timer(generator, engine):
     """The plugin's default generator's encoders and cross-attention K/V (its ensemble's
-    "encoder" and "cross" seconds) inside its timed runs: (Phase, run wrapped), or (None, run)
-    where the generator has no lean ensemble."""
+    "encoder" and "cross" seconds) inside its engine's timed runs: (Phase, the engine wrapped),
+    or (None, engine) where the generator has no lean ensemble."""
     from fairseq_fast.decoding.ensemble import FastEnsembleModel
 
     model = getattr(generator, "model", None)
     if not isinstance(model, FastEnsembleModel):
-        return None, run
+        return None, engine
     phases, timed = _accumulated(
-        lambda: {"encoders": (model.seconds["encoder"] + model.seconds["cross"], 0)}, run)
+        lambda: {"encoders": (model.seconds["encoder"] + model.seconds["cross"], 0)}, engine)
     return phases["encoders"], timed
 
 

@@ -9,7 +9,8 @@ rollback 0, BiLD's exact setting, at three fallback thresholds). For each settin
     sentences drawn at random (fixed seed), decoded in batches of 8 (each row decodes as it does
     alone, so the batch size does not change BLEU); the same run gives the batch-8 speedup;
   - the batch-1 speedup on --speed-sentences sentences (a second random draw).
-Stock is timed before, during and after the sweep (median). Then the default and the best
+Stock is timed before, in the middle of and after the sweep (median; benchmarks.harness.interleave
+in that fixed order, once each). Then the default and the best
 setting that loses <= 0.5 BLEU are timed side by side with stock, alternating (stock first in
 every repeat: benchmarks.harness.interleave), --repeats times.
 Writes JSON and a PNG plot (BLEU delta against speedup).
@@ -104,35 +105,51 @@ def main():
                                      fallback_threshold=fallback, rollback_threshold=rollback,
                                      max_len_b=200)
 
-    stock_bs1, stock_bs8 = [], []
+    def stock_engine(name):
+        def run(part):
+            t1, _ = decode(stock, target, speed_set)
+            t8, hyps = decode(stock, target, bleu_set)
+            return Result(t1, outputs=hyps, figures={"seconds_bs8": t8})
+        return FunctionEngine(name, run)
 
-    def time_stock():
-        stock_bs1.append(decode(stock, target, speed_set)[0])
-        t, hyps = decode(stock, target, bleu_set)
-        stock_bs8.append(t)
-        return hyps
+    def bild_engine(fallback, rollback):
+        gen = bild(fallback, rollback)
 
-    greedy = time_stock()
+        def run(part):
+            t8, hyps = decode(gen, target, bleu_set)
+            t1, _ = decode(gen, target, speed_set)
+            stats, n_both = gen.stats, n_bleu + n_speed  # counters over both runs
+            return Result(t1, outputs=hyps, figures={
+                "seconds_bs8": t8,
+                "large_calls_per_token": stats.row_rounds / max(stats.committed, 1),
+                "small_share": stats.small_share,
+                "fallbacks_per_sentence": stats.fallbacks / n_both,
+                "rollbacks_per_sentence": stats.rejected / n_both})
+        return FunctionEngine(f"bild {fallback} {rollback}", run)
+
+    # the sweep: each setting once, stock before, in the middle of and after the settings
+    settings = [(f, r) for f in FALLBACKS for r in ROLLBACKS] + EXACT
+    half = len(settings) // 2
+    stocks = [stock_engine(f"stock, {when}") for when in ("before", "middle", "after")]
+    sweep = [bild_engine(*s) for s in settings]
+    timings = interleave([stocks[0], *sweep[:half], stocks[1], *sweep[half:], stocks[2]],
+                         None, repeats=1, order=FIXED,
+                         on_result=lambda r, name, res: print(
+                             f"{name}: {res.seconds:.2f} s at batch 1, "
+                             f"{res.figures['seconds_bs8']:.2f} s at batch 8", flush=True))
+    stock_runs = [timings.runs[e.name][0] for e in stocks]
+    stock_bs1 = [r.seconds for r in stock_runs]
+    stock_bs8 = [r.figures["seconds_bs8"] for r in stock_runs]
+    greedy = stock_runs[0].outputs
     base_bleu = bleu(task, greedy)
     print(f"stock large-model greedy: BLEU {base_bleu:.2f} on {n_bleu} sentences", flush=True)
-    settings = [(f, r) for f in FALLBACKS for r in ROLLBACKS] + EXACT
     rows = []
-    for i, (fallback, rollback) in enumerate(settings):
-        if i == len(settings) // 2:
-            time_stock()
-        gen = bild(fallback, rollback)
-        t8, hyps = decode(gen, target, bleu_set)
-        t1, _ = decode(gen, target, speed_set)
-        stats, n_both = gen.stats, n_bleu + n_speed  # counters over both runs
-        rows.append({"fallback": fallback, "rollback": rollback, "seconds_bs1": t1,
-                     "seconds_bs8": t8, "bleu": bleu(task, hyps),
-                     "identical_share": identical_share(hyps, greedy),
-                     "large_calls_per_token": stats.row_rounds / max(stats.committed, 1),
-                     "small_share": stats.small_share,
-                     "fallbacks_per_sentence": stats.fallbacks / n_both,
-                     "rollbacks_per_sentence": stats.rejected / n_both})
+    for (fallback, rollback), engine in zip(settings, sweep):
+        run = timings.runs[engine.name][0]
+        rows.append({"fallback": fallback, "rollback": rollback, "seconds_bs1": run.seconds,
+                     "bleu": bleu(task, run.outputs),
+                     "identical_share": identical_share(run.outputs, greedy), **run.figures})
         print(json.dumps(rows[-1]), flush=True)
-    time_stock()
     s1, s8 = statistics.median(stock_bs1), statistics.median(stock_bs8)
     for r in rows:
         r["speedup_bs1"], r["speedup_bs8"] = s1 / r["seconds_bs1"], s8 / r["seconds_bs8"]

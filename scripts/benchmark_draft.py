@@ -143,7 +143,7 @@ def measure_target(path, data, split, drafts, args, batch_size, label):
             generators[engine_name] = task.build_generator(
                 [model], tgt.generation_args(info, generator="speculative", draft_path=draft,
                                              draft_len=4, adaptive_draft_len=adaptive))
-    engines = {e: target_engine(g, model, task, info, batches) for e, g in generators.items()}
+    engines = [target_engine(e, g, model, task, info, batches) for e, g in generators.items()]
     print(f"[draft] {label}, batch {batch_size}: {sum(len(b) for b in batches)} sentences, "
           f"{len(engines)} engines", flush=True)
     figures, _ = measure(engines, args.repeats, sum(len(b) for b in batches), args.slices,

@@ -87,7 +87,7 @@ def measure_setting(label, path, data, langs, split, options, batch_size, n, arg
     batches = target_inputs(task, info, data, split, n, batch_size)
     generators = {e: task.build_generator([model], tgt.generation_args(info, **kw))
                   for e, kw in options.items()}
-    runs = {e: target_engine(g, model, task, info, batches) for e, g in generators.items()}
+    runs = [target_engine(e, g, model, task, info, batches) for e, g in generators.items()]
     sentences = sum(len(b) for b in batches)
     print(f"[draft-free] {label}, batch {batch_size}: {sentences} sentences, "
           f"{len(runs)} engines", flush=True)
@@ -126,7 +126,7 @@ def layer_sweep(label, path, data, langs, split, n, args):
     batches = target_inputs(task, info, data, split, n, 1)
     generators = {e: task.build_generator([model], tgt.generation_args(info, **kw))
                   for e, kw in options.items()}
-    runs = {e: target_engine(g, model, task, info, batches) for e, g in generators.items()}
+    runs = [target_engine(e, g, model, task, info, batches) for e, g in generators.items()]
     print(f"[draft-free] layer sweep, {label}: {len(batches)} sentences, K = 1..{depth - 1}",
           flush=True)
     figures, _ = measure(runs, max(args.repeats - 1, 1), len(batches), 1, reference="default")

@@ -20,8 +20,9 @@ repeat, medians of sentences/s:
   slower.
   It runs at each of --ct2-threads' intra_threads counts (default 1 and --threads), alternating
   with the others, and each setting reports it at its fastest count (named in the table).
-The fairseq engines time their generation loop in this process (models loaded once). The
-engines run in the same order in every repeat (benchmarks.harness.interleave).
+The fairseq engines time their generation loop in this process (models loaded once), after
+an untimed warm-up on the first and last batches. The engines run in the same order in every
+repeat, the fairseq ones first (benchmarks.harness.interleave).
 "identical" is the share of sentences whose tokens equal stock's.
 """
 import argparse
@@ -32,7 +33,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 
 import torch
 from omegaconf import open_dict
@@ -46,7 +46,8 @@ import demo  # noqa: E402
 from benchmarks import ctranslate2_worker as ct2  # noqa: E402
 from benchmarks.harness import (FIXED, FunctionEngine, Result, interleave,  # noqa: E402
                                 run_module, summarize, write_report)
-from benchmarks.models import (add_model_args, batches, decode_all, load_target,  # noqa: E402
+from benchmarks.engines import fairseq_engine  # noqa: E402
+from benchmarks.models import (add_model_args, batches, load_target,  # noqa: E402
                                stock_generator)
 from fairseq_fast.speculative.draft_loading import load_draft  # noqa: E402
 from fairseq_fast.speculative.draft_vocab import shortlist  # noqa: E402
@@ -55,18 +56,7 @@ from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator  # 
 SETTINGS = [("greedy", 1, 1), ("greedy", 1, 32), ("beam 5", 5, 1), ("beam 5", 5, 32)]
 
 
-def fairseq_engine(name, generator, model, samples, tgt_dict):
-    """An engine whose Result.outputs are {id: target pieces}."""
-    def run(part):
-        start = time.perf_counter()
-        _, hyps = decode_all(generator, model, samples, seed=0)
-        seconds = time.perf_counter() - start
-        return Result(seconds, outputs={i: tgt_dict.string(torch.tensor(h)).split()
-                                        for i, h in hyps.items()})
-    return FunctionEngine(name, run)
-
-
-def ct2_engine(name, samples, src_dict, beam, batch_size, threads, folder):
+def ct2_sources_engine(name, samples, src_dict, beam, batch_size, threads, folder):
     """CTranslate2 in a process of its own, Result.outputs {id: target pieces}."""
     ids = [i for s in samples for i in s["id"].tolist()]
     sources = [src_dict.string(tokens[tokens.ne(src_dict.pad()) & tokens.ne(src_dict.eos())])
@@ -121,16 +111,16 @@ def main():
         tgt = task.target_dictionary
         engines = [
             fairseq_engine("stock fairseq", stock_generator(task, target, gen_cfg), target,
-                           samples, tgt),
+                           samples, tgt, peak=None),
             fairseq_engine("fairseq_fast default", task.build_generator([target], gen_cfg),
-                           target, samples, tgt),
-            *[ct2_engine(f"CTranslate2@{t}", samples, task.source_dictionary, beam, bsz, t,
+                           target, samples, tgt, peak=None),
+            *[ct2_sources_engine(f"CTranslate2@{t}", samples, task.source_dictionary, beam, bsz, t,
                          folder) for t in ct2_threads]]
         if beam == 1:
             spec = SpeculativeSequenceGenerator([target], tgt, draft_model=draft, draft_len=4,
                                                 draft_vocab=vocab)
             engines.append(fairseq_engine("fairseq_fast speculative", spec, target, samples,
-                                          tgt))
+                                          tgt, peak=None))
         figures = summarize(interleave(engines, None, args.repeats, FIXED),
                             baseline="stock fairseq", sentences=n)
         row = {"setting": name, "beam": beam, "batch_size": bsz, "sentences": n, "engines": {

@@ -203,8 +203,8 @@ def run_case(factor, dtype, args):
         print(f"[gpu] x{factor} {dtype}: {name}, batch {bsz}, {n} sentences", flush=True)
         generators = {e: engine_generator(e, task, target, cfg, draft, vocab, beam,
                                           args.draft_len) for e in engines}
-        runs = {e: fairseq_engine(g, target, samples, tgt_dict, peak=PeakGPU)
-                for e, g in generators.items()}
+        runs = [fairseq_engine(e, g, target, samples, tgt_dict, peak=PeakGPU)
+                for e, g in generators.items()]
         figures, _ = measure(runs, args.repeats, n)
         for e, f in figures.items():
             f["peak_gpu_mib"] = f.pop("peak_rss_mib")

@@ -301,7 +301,7 @@ def run_scale(factor, args, folder, reference):
             draft_path, draft_len = draft_of(e, args, bsz)
             generators[e] = build_generator(e, task, target, cfg, drafts.get(draft_path), vocab,
                                             beam, draft_len)
-        engines = {e: fairseq_engine(g, target, samples, tgt_dict, warm_all=e in ADAPTIVE_OF)
+        engines = {e: fairseq_engine(e, g, target, samples, tgt_dict, warm_all=e in ADAPTIVE_OF)
                    for e, g in generators.items()}
         timers = {}  # c as it is inside each speculative run (benchmark.py's), and the splits
         for e in SPECULATIVE_ENGINES:
@@ -315,11 +315,12 @@ def run_scale(factor, args, folder, reference):
                        for s in samples for t in s["net_input"]["src_tokens"]]
             for compute_type in ("float32", "int8"):
                 for t in args.ct2_threads:
-                    engines[f"CTranslate2 {compute_type}@{t}"] = ct2_engine(
-                        ct2_dir, compute_type, sources, ids, beam, bsz, t, folder)
+                    ct2_name = f"CTranslate2 {compute_type}@{t}"
+                    engines[ct2_name] = ct2_engine(
+                        ct2_name, ct2_dir, compute_type, sources, ids, beam, bsz, t, folder)
         brackets = []  # greedy: the triads just before and after each repeat's block
         figures, outputs = measure(
-            engines, args.repeats, n, slices=args.slices, brackets=brackets,
+            list(engines.values()), args.repeats, n, slices=args.slices, brackets=brackets,
             bracket=((lambda: bandwidth(args.stream_mib, args.threads, 3, "benchmark_scale")[0])
                      if beam == 1 else None))
         if ct2_dir:

@@ -486,34 +486,31 @@ def test_scale_engines_take_turns_on_slices_between_triads():
     the order rotating between repeats, between one triad before and one after; the others
     (CTranslate2's) then run whole. A run's figures are its slices' sums."""
     from benchmarks.engines import DEFAULT, measure
-    from benchmarks.harness import slice_of
+    from benchmarks.harness import FunctionEngine, Result, slice_of
 
     assert [slice_of(list(range(5)), i, 2) for i in range(2)] == [[0, 1], [2, 3, 4]]
     assert slice_of([7], 3, 4) == [7] and slice_of([7], 0, 4) == []
     calls = []
 
-    def engine(name, sliced=True):
-        def run(warm_up=False, part=None):
-            calls.append((name, warm_up, part))
-            if warm_up:
-                return None
-            ids = range(4) if part is None else slice_of(range(4), *part)
-            return {i: ["t"] for i in ids}, 0.5 * len(ids), 10 * len(ids), float(len(ids))
-        run.sliced = sliced
-        return run
+    def engine(name, sliceable=True):
+        def run(part):
+            calls.append((name, (part.slice, part.slices)))
+            ids = slice_of(range(4), part.slice, part.slices)
+            return Result(0.5 * len(ids), 10 * len(ids), {i: ["t"] for i in ids},
+                          len(ids) * 2 ** 20)
+        return FunctionEngine(name, run, lambda: calls.append((name, "warm-up")), sliceable)
 
     stock, default, ct2 = "stock fairseq", DEFAULT, "CTranslate2 int8"
-    engines = {stock: engine(stock), default: engine(default), ct2: engine(ct2, sliced=False)}
+    engines = [engine(stock), engine(default), engine(ct2, sliceable=False)]
     triads, brackets = iter([20.0, 21.0, 30.0, 31.0]), []
     figures, outputs = measure(engines, 2, 4, slices=2, bracket=lambda: next(triads),
                                brackets=brackets)
     assert brackets == [(20.0, 21.0), (30.0, 31.0)]
-    assert calls[:3] == [(e, True, None) for e in engines]
-    assert calls[3:] == [(stock, False, (0, 2)), (default, False, (0, 2)),
-                         (stock, False, (1, 2)), (default, False, (1, 2)), (ct2, False, None),
-                         (default, False, (0, 2)), (stock, False, (0, 2)),
-                         (default, False, (1, 2)), (stock, False, (1, 2)), (ct2, False, None)]
-    for e in engines:
+    assert calls[:3] == [(e, "warm-up") for e in (stock, default, ct2)]
+    assert calls[3:] == [(stock, (0, 2)), (default, (0, 2)), (stock, (1, 2)), (default, (1, 2)),
+                         (ct2, (0, 1)), (default, (0, 2)), (stock, (0, 2)), (default, (1, 2)),
+                         (stock, (1, 2)), (ct2, (0, 1))]
+    for e in (stock, default, ct2):
         assert figures[e]["seconds"] == [2.0, 2.0] and figures[e]["tokens"] == 40
         assert figures[e]["peak_rss_mib"] == (4.0 if e == ct2 else 2.0)
         assert figures[e]["identical"] == 1.0 and sorted(outputs[e]) == [0, 1, 2, 3]
