@@ -1,12 +1,14 @@
 """The peak resident set of one fairseq engine alone, as a fairseq-generate run of it would hold
 it, in a process of its own: load the target (and the draft, for the engines that use one),
 build the engine's generator (benchmarks.engines.build_generator), decode the row's longest
-batch, print the process's peak RSS in MiB.
+batch (or every batch, or every batch streamed through generate_stream with the batch size as
+the rows in flight), print the process's peak RSS in MiB.
 
     python -m benchmarks.engine_rss JOB.json
 
 JOB.json: {engine, target, data, draft (or null), draft_vocab, counts, draft_len, beam,
-batch_size, sentences, threads}. `alone` writes such a job and runs this module on it.
+batch_size, sentences, threads, and optionally decode: "longest" (the default), "all" or
+"stream"}. `alone` writes such a job and runs this module on it.
 """
 import json
 import os
@@ -55,7 +57,14 @@ def main(argv=None):
     generator = build_generator(job["engine"], task, target, cfg, draft, vocab, job["beam"],
                                 job["draft_len"])
     samples, _ = batches(task, job["sentences"], job["batch_size"])
-    decode_all(generator, target, samples[-1:], seed=0)  # sorted by length: the longest
+    decode = job.get("decode", "longest")
+    if decode not in ("longest", "all", "stream"):
+        sys.exit(f"engine_rss: decode must be longest, all or stream, not {decode!r}")
+    if decode == "stream":
+        for _ in generator.generate_stream(((s, None) for s in samples), job["batch_size"]):
+            pass
+    else:  # sorted by length: the last batch is the longest
+        decode_all(generator, target, samples if decode == "all" else samples[-1:], seed=0)
     print(json.dumps(peak_rss_mib()))
 
 

@@ -16,6 +16,9 @@ from benchmarks.probes import PeakRSS
 
 STOCK = "stock fairseq"
 DEFAULT = "fairseq_fast default"
+# greedy search as --generator default --inflight-batching runs it: the speculative loop drafting
+# nothing (built by build_generator; not one of the scale benchmark's engines)
+DEFAULT_INFLIGHT = DEFAULT + ", in flight"
 BILD = "fairseq_fast BiLD"
 SPECULATIVE, BIG = "fairseq_fast speculative", "fairseq_fast speculative, big draft"
 # the same drafts with --adaptive-draft-len (the window length from measured costs)
@@ -46,7 +49,7 @@ def build_generator(engine, task, target, cfg, draft, vocab, beam, draft_len):
     defaults allow. stock fairseq: fairseq's own SequenceGenerator; default: what the plugin
     builds with no flag; speculative (either draft): the draft proposing draft_len tokens
     (scoring `vocab` only when given); BiLD: the draft as the small model, thresholds at their
-    defaults."""
+    defaults; default, in flight: the speculative loop with no proposer (greedy search)."""
     import copy
 
     from omegaconf import open_dict
@@ -61,6 +64,9 @@ def build_generator(engine, task, target, cfg, draft, vocab, beam, draft_len):
         return stock_generator(task, target, gen_cfg)
     if engine == DEFAULT:
         return task.build_generator([target], gen_cfg)
+    if engine == DEFAULT_INFLIGHT:
+        return SpeculativeSequenceGenerator([target], task.target_dictionary, draft_method="none",
+                                            max_len_b=200)
     if engine in SPECULATIVE_ENGINES:
         return SpeculativeSequenceGenerator([target], task.target_dictionary, draft_model=draft,
                                             draft_len=draft_len, draft_vocab=vocab,

@@ -23,6 +23,9 @@ Per engine: seconds, the speed over the default generator, the share of sentence
 the default generator's (float32), the target's passes (verify passes and plain greedy steps)
 per written token, and the idle share of the rows a pass could hold (1 - rows verified /
 (verify passes x batch size); for greedy search, of its plain steps).
+Peak memory: the default generator and speculative decoding, each streamed and batch by batch,
+decode the same sentences in a process of their own (benchmarks.engine_rss), which reports its
+peak resident set.
 """
 import argparse
 import copy
@@ -135,7 +138,34 @@ def setting(factor, batch_size, args):
     bild_out = {n: timings.runs[n][-1].outputs for n in ("BiLD", "BiLD inflight")}
     same = sum(bild_out["BiLD inflight"][i] == h for i, h in bild_out["BiLD"].items())
     out["BiLD inflight"]["identical_to_bild"] = same / len(bild_out["BiLD"])
+    if args.peak_memory:
+        for name, peak in peak_memory(target_path, draft_path, batch_size, args).items():
+            out[name]["peak_rss_mib"] = peak
     return {"factor": factor, "batch_size": batch_size, "sentences": n, "engines": out}
+
+
+def peak_memory(target_path, draft_path, batch_size, args):
+    """{engine: peak RSS MiB} of the default generator and speculative decoding, batch by batch
+    and streamed, each decoding every sentence in a process of its own."""
+    import tempfile
+
+    from benchmarks.engine_rss import alone
+    from benchmarks.engines import DEFAULT, DEFAULT_INFLIGHT, SPECULATIVE
+
+    peaks = {}
+    with tempfile.TemporaryDirectory(prefix="benchmark_inflight-") as folder:
+        for name, engine, draft in (("default", DEFAULT, None),
+                                    ("default inflight", DEFAULT_INFLIGHT, None),
+                                    ("speculative", SPECULATIVE, draft_path),
+                                    ("speculative inflight", SPECULATIVE, draft_path)):
+            job = {"engine": engine, "target": target_path, "data": args.data, "draft": draft,
+                   "draft_vocab": 0, "counts": None, "draft_len": DRAFT_LEN, "beam": 1,
+                   "batch_size": batch_size, "sentences": args.sentences,
+                   "threads": args.threads,
+                   "decode": "stream" if name.endswith("inflight") else "all"}
+            peaks[name] = alone(job, folder, "benchmark_inflight")
+            print(f"[inflight]   {name}: peak RSS {peaks[name]:.0f} MiB", flush=True)
+    return peaks
 
 
 PAIRS = (("default", "default inflight"), ("speculative", "speculative inflight"),
@@ -147,7 +177,7 @@ def print_table(report):
     engine."""
     rows = report["rows"]
     print("In-flight batching against the same generator batch by batch (time ratio; target "
-          "passes per token, streamed / batch by batch):\n")
+          "passes per token and, where measured, peak memory, streamed / batch by batch):\n")
     print("| setting | " + " | ".join(PAIR for PAIR, _ in PAIRS) + " | speculative adaptive "
           "inflight, x default |")
     print("|---|" + "---|" * (len(PAIRS) + 1))
@@ -159,22 +189,26 @@ def print_table(report):
             fewer = (e[streamed].get("passes_per_token", 0)
                      / e[batch].get("passes_per_token", float("inf")))
             passes = f", passes {fewer:.2f}" if fewer else ""
+            if "peak_rss_mib" in e[streamed] and "peak_rss_mib" in e[batch]:
+                passes += f", memory {e[streamed]['peak_rss_mib'] / e[batch]['peak_rss_mib']:.2f}"
             cells.append(f"{ratio:.2f}x{passes}")
         cells.append(f"{e['speculative adaptive inflight']['ratio']:.2f}x")
         print(f"| x{row['factor']}, batch {row['batch_size']} | " + " | ".join(cells) + " |")
     print("\nEvery engine (x default: over the default generator batch by batch; identical: its "
           "sentences equal to the default generator's, float32):\n")
-    print("| setting | engine | x default | identical | ms/token | passes/token | idle rows |")
-    print("|---|---|---|---|---|---|---|")
+    print("| setting | engine | x default | identical | ms/token | passes/token | idle rows | "
+          "peak MiB |")
+    print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         for name, e in row["engines"].items():
             extra = (f" ({100 * e['identical_to_bild']:.0f}% = BiLD)"
                      if "identical_to_bild" in e else "")
             passes = f"{e['passes_per_token']:.3f}" if "passes_per_token" in e else "-"
             idle = f"{100 * e['idle_share']:.0f}%" if "idle_share" in e else "-"
+            peak = f"{e['peak_rss_mib']:,.0f}" if "peak_rss_mib" in e else "-"
             print(f"| x{row['factor']}, batch {row['batch_size']} | {name} | {e['ratio']:.2f}x | "
                   f"{100 * e['identical']:.0f}%{extra} | {e['ms_per_token']:.2f} | {passes} | "
-                  f"{idle} |")
+                  f"{idle} | {peak} |")
 
 
 def main():
@@ -189,6 +223,8 @@ def main():
     ap.add_argument("--sentences", type=int, default=96)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--no-peak-memory", dest="peak_memory", action="store_false",
+                    help="skip the peak-memory runs (four processes per setting)")
     ap.add_argument("--json", default=os.path.join(ROOT, "work", "benchmark_inflight.json"))
     args = ap.parse_args()
     rows = [setting(int(f), int(b), args) for f in args.factors.split(",")
