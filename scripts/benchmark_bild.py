@@ -9,10 +9,10 @@ rollback 0, BiLD's exact setting, at three fallback thresholds). For each settin
     sentences drawn at random (fixed seed), decoded in batches of 8 (each row decodes as it does
     alone, so the batch size does not change BLEU); the same run gives the batch-8 speedup;
   - the batch-1 speedup on --speed-sentences sentences (a second random draw).
-Stock is timed before, in the middle of and after the sweep (median; benchmarks.harness.interleave
-in that fixed order, once each). Then the default and the best
-setting that loses <= 0.5 BLEU are timed side by side with stock, alternating (stock first in
-every repeat: benchmarks.harness.interleave), --repeats times.
+Stock is timed before, in the middle of and after the sweep (median), the sweep being one
+benchmarks.harness.interleave in that fixed order. Then the default and the best setting that
+loses <= 0.5 BLEU are timed side by side with stock, alternating (stock first in every repeat),
+--repeats times.
 Writes JSON and a PNG plot (BLEU delta against speedup).
 """
 import argparse
