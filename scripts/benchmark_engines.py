@@ -114,8 +114,8 @@ def main():
                            samples, tgt, peak=None),
             fairseq_engine("fairseq_fast default", task.build_generator([target], gen_cfg),
                            target, samples, tgt, peak=None),
-            *[ct2_sources_engine(f"CTranslate2@{t}", samples, task.source_dictionary, beam, bsz, t,
-                         folder) for t in ct2_threads]]
+            *[ct2_sources_engine(f"CTranslate2@{t}", samples, task.source_dictionary, beam, bsz,
+                                 t, folder) for t in ct2_threads]]
         if beam == 1:
             spec = SpeculativeSequenceGenerator([target], tgt, draft_model=draft, draft_len=4,
                                                 draft_vocab=vocab)
