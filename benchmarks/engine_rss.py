@@ -7,8 +7,8 @@ the rows in flight), print the process's peak RSS in MiB.
     python -m benchmarks.engine_rss JOB.json
 
 JOB.json: {engine, target, data, draft (or null), draft_vocab, counts, draft_len, beam,
-batch_size, sentences, threads, and optionally decode: "longest" (the default), "all" or
-"stream"}. `alone` writes such a job and runs this module on it.
+batch_size, sentences, threads, decode: "longest", "all" or "stream"}. `alone` writes such a
+job from its arguments and runs this module on it.
 """
 import json
 import os
@@ -18,12 +18,18 @@ from benchmarks.harness import run_module
 from benchmarks.probes import peak_rss_mib
 
 
-def alone(job, folder, prefix="benchmarks"):
-    """Peak RSS MiB of the engine of `job` (a dict, as above) in a process of its own; its
-    paths are made absolute, the job written in `folder`."""
-    for key in ("target", "data", "draft", "counts"):
-        if job.get(key):
-            job[key] = os.path.abspath(job[key])
+def alone(engine, target, data, *, batch_size, sentences, threads, folder, draft=None,
+          draft_vocab=0, counts=None, draft_len=None, beam=1, decode="longest",
+          prefix="benchmarks"):
+    """Peak RSS MiB of `engine` (benchmarks.engines' name) in a process of its own: the job
+    above from these arguments, its paths made absolute, written in `folder`."""
+    def absolute(path):
+        return path and os.path.abspath(path)
+
+    job = {"engine": engine, "target": absolute(target), "data": absolute(data),
+           "draft": absolute(draft), "draft_vocab": draft_vocab, "counts": absolute(counts),
+           "draft_len": draft_len, "beam": beam, "batch_size": batch_size,
+           "sentences": sentences, "threads": threads, "decode": decode}
     path = os.path.join(folder, "rss-probe.json")
     with open(path, "w") as f:
         json.dump(job, f)
@@ -57,7 +63,7 @@ def main(argv=None):
     generator = build_generator(job["engine"], task, target, cfg, draft, vocab, job["beam"],
                                 job["draft_len"])
     samples, _ = batches(task, job["sentences"], job["batch_size"])
-    decode = job.get("decode", "longest")
+    decode = job["decode"]
     if decode not in ("longest", "all", "stream"):
         sys.exit(f"engine_rss: decode must be longest, all or stream, not {decode!r}")
     if decode == "stream":

@@ -158,12 +158,11 @@ def peak_memory(target_path, draft_path, batch_size, args):
                                     ("default inflight", DEFAULT_INFLIGHT, None),
                                     ("speculative", SPECULATIVE, draft_path),
                                     ("speculative inflight", SPECULATIVE, draft_path)):
-            job = {"engine": engine, "target": target_path, "data": args.data, "draft": draft,
-                   "draft_vocab": 0, "counts": None, "draft_len": DRAFT_LEN, "beam": 1,
-                   "batch_size": batch_size, "sentences": args.sentences,
-                   "threads": args.threads,
-                   "decode": "stream" if name.endswith("inflight") else "all"}
-            peaks[name] = alone(job, folder, "benchmark_inflight")
+            peaks[name] = alone(engine, target_path, args.data, draft=draft,
+                                draft_len=DRAFT_LEN, batch_size=batch_size,
+                                sentences=args.sentences, threads=args.threads, folder=folder,
+                                decode="stream" if name.endswith("inflight") else "all",
+                                prefix="benchmark_inflight")
             print(f"[inflight]   {name}: peak RSS {peaks[name]:.0f} MiB", flush=True)
     return peaks
 

@@ -174,11 +174,10 @@ def rows(args):
 def rss_alone(engine, path, args, beam, batch_size, sentences, folder):
     """Peak RSS MiB of a fairseq engine alone (benchmarks.engine_rss)."""
     draft, draft_len = draft_of(engine, args, batch_size)
-    return engine_rss.alone(
-        {"engine": engine, "target": path, "data": args.data, "draft": draft,
-         "draft_vocab": args.draft_vocab, "counts": args.draft_vocab_counts,
-         "draft_len": draft_len, "beam": beam, "batch_size": batch_size,
-         "sentences": sentences, "threads": args.threads}, folder, "benchmark_scale")
+    return engine_rss.alone(engine, path, args.data, draft=draft, draft_vocab=args.draft_vocab,
+                            counts=args.draft_vocab_counts, draft_len=draft_len, beam=beam,
+                            batch_size=batch_size, sentences=sentences, threads=args.threads,
+                            folder=folder, prefix="benchmark_scale")
 
 
 def split_figures(timers, speculative, default, default_encoders, params, batch_size):
