@@ -8,6 +8,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
+from benchmarks.harness import FunctionEngine
+
 
 @dataclass
 class Phase:
@@ -30,8 +32,6 @@ def _spec_readings(spec):
 def _accumulated(read, engine):
     """({phase: Phase} added up over engine's timed runs, the engine wrapped to add them; its
     warm-up adds nothing)."""
-    from benchmarks.harness import FunctionEngine
-
     phases = {name: Phase() for name in read()}
 
     def run(part):
@@ -50,8 +50,6 @@ def speculation_timers(spec, engine):
     verified positions, the positions that decided and the tokens written, inside its engine's
     timed runs: ((drafting, verifying, encoding, [counts], the draft's part of encoding), the
     engine wrapped to count)."""
-    from benchmarks.harness import FunctionEngine
-
     phases, timed = _accumulated(lambda: _spec_readings(spec), engine)
     counts = [0, 0, 0, 0]  # draft steps, verified positions, those that decided, tokens
 

@@ -29,7 +29,8 @@ from fairseq.tasks import FairseqTask  # noqa: E402
 
 from benchmarks.harness import (FIXED, REVERSE, FunctionEngine, Result, interleave,  # noqa: E402
                                 median_figure, summarize, write_report)
-from benchmarks.models import add_model_args, batches, gen_args, load_target  # noqa: E402
+from benchmarks.models import (add_model_args, batches, decode_all, gen_args,  # noqa: E402
+                               load_target)
 from benchmarks.timers import in_model_seconds, timed_ensemble  # noqa: E402
 from fairseq_fast.generators.fast import VectorisedNGramBlock  # noqa: E402
 from fairseq_fast.decoding.ngram_blocker import block_repeated_ngrams  # noqa: E402
@@ -38,12 +39,7 @@ from fairseq_fast.decoding.ngram_blocker import block_repeated_ngrams  # noqa: E
 def decode(generator, model, samples):
     """(seconds, of them in the ensemble's encoder and decoder calls, hypotheses)"""
     in_model = in_model_seconds(generator)
-    t0 = time.perf_counter()
-    hyps = {}
-    for s in samples:
-        for i, h in zip(s["id"].tolist(), generator.generate([model], s)):
-            hyps[i] = h[0]["tokens"].tolist()
-    total = time.perf_counter() - t0
+    total, hyps = decode_all(generator, model, samples, seed=0)  # deterministic searches
     return total, in_model_seconds(generator) - in_model, hyps
 
 
