@@ -15,9 +15,8 @@ widening:
     eager     that torch function, uncompiled
 
 Steps are timed in rounds that alternate the three (benchmarks.harness.interleave, the order
-rotating); medians. The compiled step's logits are
-compared with the kernels' (max abs difference): the same arithmetic in float32, rounded
-differently. Float32, CPU only.
+rotating); medians. The compiled step's logits are compared with the kernels' (max abs
+difference): the same arithmetic in float32, rounded differently. Float32, CPU only.
 """
 import argparse
 import logging

@@ -128,8 +128,8 @@ def _syncs(fn):
     return sum("synchroniz" in str(w.message) for w in caught)
 
 
-# benchmarks.steps.step_parts' parts, as the table names them (the verify pass at draft length 4), and
-# the lean calls again without CUDA graphs
+# benchmarks.steps.step_parts' parts, as the table names them (the verify pass at draft length
+# 4), and the lean calls again without CUDA graphs
 PARTS = {"stock_step": "stock step", "lean_step": "lean step", "verify": "lean verify, 5 tokens",
          "eager_lean_step": "lean step, no CUDA graphs",
          "eager_verify": "lean verify, 5 tokens, no CUDA graphs", "matmul_only": "matmuls only"}
