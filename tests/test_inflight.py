@@ -11,6 +11,8 @@ bit.
 import pytest
 import torch
 
+from fairseq_fast.decoding import lean_decoder
+from fairseq_fast.decoding.lean_decoder import CrossSource, LeanDecoder
 from fairseq_fast.errors import UserError
 from fairseq_fast.generators.bild import BiLDSequenceGenerator
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
@@ -86,6 +88,39 @@ def test_each_sentence_as_in_its_own_batch(dtype, kind, rows):
     batches = [source_batch(DICT, lengths, seed=i) for i, lengths in enumerate(BATCHES)]
     _stream_equals_batches(lambda: _build(kind, target, draft, draft_len=3, max_len_b=15),
                            batches, rows)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("positions", [1, 16, 32])
+def test_encoder_keys_projected_as_sentences_join_are_the_batchs(monkeypatch, dtype, positions):
+    """CrossSource projects a batch's encoder K/V a chunk of sentences at a time, as they join;
+    any run of sentences, within a chunk or across chunks, gets the very numbers cross_state
+    gives the whole batch (the same matmuls), and the same padding mask."""
+    monkeypatch.setattr(lean_decoder, "CROSS_CHUNK_POSITIONS", positions)  # 1, 2, 4 sentences
+    target, _ = _models(dtype)
+    lean = LeanDecoder(target.decoder)
+    sample = source_batch(DICT, [9, 2, 6, 4, 7, 3, 5], seed=3)
+    encoder_out = target.encoder(**sample["net_input"])
+    keys, values, mask = lean.cross_state(encoder_out)
+    source = CrossSource(lean, encoder_out)
+    for lo, hi in ((0, 1), (1, 4), (4, 5), (5, 7)):  # in order, as sentences join
+        k, v, m = source.take(lo, hi)
+        assert len(k) == len(v) == len(keys) == 2
+        for got, want in zip((*k, *v), (*keys, *values)):
+            assert torch.equal(got, want[lo:hi])
+        assert torch.equal(m, mask[lo:hi])
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("kind", ["model", "none"])
+def test_each_sentence_as_in_its_own_batch_with_small_encoder_chunks(monkeypatch, dtype, kind):
+    """Encoder K/V projected one or two sentences at a time (newcomers taking runs across
+    chunks): every sentence's output is still the one generate() gives it."""
+    monkeypatch.setattr(lean_decoder, "CROSS_CHUNK_POSITIONS", 16)
+    target, draft = _models(dtype)
+    batches = [source_batch(DICT, lengths, seed=i) for i, lengths in enumerate(BATCHES)]
+    _stream_equals_batches(lambda: _build(kind, target, draft, draft_len=3, max_len_b=15),
+                           batches, 3)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
@@ -202,3 +237,4 @@ def test_at_least_one_row():
     target, draft = _models(torch.float64)
     with pytest.raises(UserError, match="at least one row"):
         next(_build("model", target, draft).generate_stream(iter(()), 0))
+

@@ -42,7 +42,7 @@ from fairseq_fast.decoding.fused_decoder import FusedDecoder
 from fairseq_fast.decoding.fused_layer import FusedLayers
 from fairseq_fast.decoding.graph_steps import GraphSteps
 from fairseq_fast.decoding.greedy_steps import GreedySteps
-from fairseq_fast.decoding.lean_decoder import LeanDecoder
+from fairseq_fast.decoding.lean_decoder import CrossSource, LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
 
 
@@ -87,17 +87,15 @@ class DecoderBackend:
         return self.lean.init_state(encoder_out, batch, capacity, param.dtype, param.device,
                                     origins=origins, reuse=reuse)
 
-    def admit(self, state: Optional[DecoderState], cross, rows: Tensor, capacity: int,
-              reuse=None) -> DecoderState:
-        """In-flight batching: the sentences `rows` of a batch whose encoder K/V `cross`
-        (LeanDecoder.cross_state) join `state` as new rows with nothing cached (None: a new
-        state of just them, `capacity` slots, in `reuse`'s buffers where they fit)."""
+    def admit(self, state: Optional[DecoderState], cross: CrossSource, lo: int, hi: int,
+              capacity: int, reuse=None) -> DecoderState:
+        """In-flight batching: sentences lo .. hi - 1 of a batch whose encoder K/V `cross`
+        gives join `state` as new rows with nothing cached (None: a new state of just them,
+        `capacity` slots, in `reuse`'s buffers where they fit)."""
         if state is None:
             state = self.init_state(None, 0, capacity, reuse=reuse)
-        cross_k, cross_v, mask = cross
-        pick = lambda t: t.index_select(0, rows)  # noqa: E731
-        state.admit([pick(k) for k in cross_k], [pick(v) for v in cross_v],
-                    None if mask is None else pick(mask), rows.numel())
+        cross_k, cross_v, mask = cross.take(lo, hi)
+        state.admit(cross_k, cross_v, mask, hi - lo)
         return state
 
     def forward(self, state: DecoderState, tokens: Tensor, counts: Optional[Tensor] = None,

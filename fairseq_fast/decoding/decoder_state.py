@@ -116,11 +116,13 @@ class DecoderState:
         shape = self.self_k.shape[:1] + (rows,) + self.self_k.shape[2:3] + (
             capacity, self.self_k.size(4))
         kept = min(rows, self.self_k.size(1))
-        for name in ("self_k", "self_v"):
+        self.buffers = None  # each old buffer goes once its rows are copied: at most one is
+        for name in ("self_k", "self_v"):  # held beside the new ones (a lower peak)
             old = getattr(self, name)
             new = old.new_zeros(shape) if self.origin is None else old.new_empty(shape)
             new[:, :kept, :, :used] = old[:, :kept, :, :used]
             setattr(self, name, new)
+            del old
         self.buffers = (self.self_k, self.self_v)
 
     def wrote(self, lo: int, n: int) -> None:
@@ -170,10 +172,11 @@ class DecoderState:
               cross_mask: Optional[Tensor], rows: int) -> None:
         """`rows` new rows after the batch's, with nothing cached yet (in-flight batching: they
         take the places of rows that left). cross_k/cross_v [rows, H, S', D] per layer and
-        cross_mask [rows, 1, 1, S'] (or None) are theirs. Sources of other lengths are padded
-        on the right, as masked keys, to the longest: a row's keys keep their places, and a
-        masked key adds exactly nothing to a row's attention (csrc/attention.c skips it; torch
-        gives it probability 0). Not for beam search (group 1, no origins)."""
+        cross_mask [rows, 1, 1, S'] (or None) are theirs, copied in and never written (they
+        may be views of a batch's). Sources of other lengths are padded on the right, as
+        masked keys, to the longest: a row's keys keep their places, and a masked key adds
+        exactly nothing to a row's attention (csrc/attention.c skips it; torch gives it
+        probability 0). Not for beam search (group 1, no origins)."""
         if self.group != 1 or self.origin is not None:
             raise RuntimeError("admit() is for rows of their own (group 1, no origins)")
         self.compact_cross()
@@ -190,9 +193,10 @@ class DecoderState:
         else:
             self._regrow(want, self.capacity, used=int(self.lengths.max()) if have else 0)
         self.lengths = torch.cat([self.lengths, self.lengths.new_zeros(rows)])
-        if have == 0:  # an empty batch: the newcomers' own
-            self.cross_k, self.cross_v, self.cross_mask = list(cross_k), list(cross_v), cross_mask
-            self.cross_full = None
+        if have == 0:  # an empty batch: copies of the newcomers'
+            self.cross_k = [k.clone(memory_format=torch.contiguous_format) for k in cross_k]
+            self.cross_v = [v.clone(memory_format=torch.contiguous_format) for v in cross_v]
+            self.cross_mask, self.cross_full = cross_mask, None
             return
         if not self.cross_k:
             return
@@ -202,8 +206,12 @@ class DecoderState:
         if rows_there < want or width < theirs:  # wider or more rows: new tensors, copied once
             ours, width = width, max(width, theirs)
             grown = max(want, rows_there)
-            keys = [_widen(k[:have], width, grown) for k in keys]
-            values = [_widen(v[:have], width, grown) for v in values]
+            # layer by layer, with the state's references dropped first: each old tensor goes
+            # as its new one is made, so growing holds one layer's copy beside the rest
+            self.cross_full, self.cross_k, self.cross_v = None, [], []
+            for whole in (keys, values):
+                for i in range(len(whole)):
+                    whole[i] = _widen(whole[i][:have], width, grown)
             mask = _widen_mask(None if mask is None else mask[:have], have, ours, width,
                                self.lengths.device, grown)
         elif mask is None:

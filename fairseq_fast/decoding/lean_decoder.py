@@ -54,6 +54,75 @@ def _heads(x: Tensor, heads: int) -> Tensor:
     return x.view(b, t, heads, e // heads).transpose(1, 2)
 
 
+CROSS_CHUNK_POSITIONS = 512  # encoder positions per matmul of the encoder K/V (on the CPU)
+
+
+def cross_chunk(enc: Tensor) -> int:
+    """Sentences whose encoder K/V one matmul projects, for enc [B, S, C]: on the CPU the
+    fewest that make CROSS_CHUNK_POSITIONS positions (a matmul still at full speed), so that
+    in-flight batching can project a batch's sentences as they join (CrossSource) and hold one
+    such chunk, not the batch's K/V for every layer, while they wait; elsewhere the whole
+    batch (no in-flight batching there). A function of the batch's shape only: both ways make
+    the same matmuls."""
+    if enc.device.type != "cpu":
+        return enc.size(0)
+    return max(1, -(-CROSS_CHUNK_POSITIONS // max(1, enc.size(1))))
+
+
+def _sentences(encoder_out: dict) -> Tensor:
+    """The encoder output [S, B, C] as [B, S, C], contiguous: a chunk of sentences is then a
+    contiguous matmul input (a strided one is slower), the same in either way of projecting."""
+    return encoder_out["encoder_out"][0].transpose(0, 1).contiguous()
+
+
+def _padding(encoder_out: dict) -> Optional[Tensor]:
+    """The source padding mask [B, 1, 1, S] of an encoder output, None where nothing is padded."""
+    pads = encoder_out["encoder_padding_mask"]
+    if len(pads) > 0 and pads[0] is not None and pads[0].any():
+        return pads[0][:, None, None, :]
+    return None
+
+
+class CrossSource:
+    """A batch's encoder K/V for in-flight batching, projected as its sentences join the rows
+    in flight: `take(lo, hi)` gives sentences lo .. hi - 1, which join in order. It holds the
+    encoder output and the last chunk it projected (LeanDecoder.cross_state's chunks, so the
+    numbers are the same), not every sentence's K/V for every layer."""
+
+    def __init__(self, lean: "LeanDecoder", encoder_out: Optional[dict]):
+        self.lean = lean
+        self.enc = None
+        self.mask = None
+        if lean.has_cross_attention and encoder_out is not None:
+            self.enc = _sentences(encoder_out)
+            self.mask = _padding(encoder_out)
+        self.chunk = 0 if self.enc is None else cross_chunk(self.enc)
+        self._held: Tuple[int, List[Tensor], List[Tensor]] = (-1, [], [])  # (first, K, V)
+
+    def take(self, lo: int, hi: int) -> Tuple[List[Tensor], List[Tensor], Optional[Tensor]]:
+        """(keys, values, mask) of sentences lo .. hi - 1: per layer [hi - lo, H, S, D] (views
+        where one chunk holds them all), the mask [hi - lo, 1, 1, S] or None."""
+        if self.enc is None:
+            return [], [], None
+        parts = []
+        for first in range(lo - lo % self.chunk, hi, self.chunk):
+            if self._held[0] != first:
+                self._held = (first, [], [])  # the last chunk goes before the next is made
+                enc = self.enc[first:first + self.chunk]
+                for i in range(len(self.lean.layers)):
+                    k, v = self.lean.cross_layer(i, enc)
+                    self._held[1].append(k)
+                    self._held[2].append(v)
+            a, b = max(lo, first) - first, min(hi, first + self.chunk) - first
+            parts.append(([k[a:b] for k in self._held[1]], [v[a:b] for v in self._held[2]]))
+        if len(parts) == 1:
+            keys, values = parts[0]
+        else:
+            keys = [torch.cat(ks) for ks in zip(*(p[0] for p in parts))]
+            values = [torch.cat(vs) for vs in zip(*(p[1] for p in parts))]
+        return keys, values, None if self.mask is None else self.mask[lo:hi]
+
+
 def _softmax_lanes() -> int:
     """Keys below which torch's CPU softmax sums a row one value at a time (a longer row is
     summed lane by lane, a masked slot adding an exact zero to its lane): the width of its
@@ -176,25 +245,44 @@ class LeanDecoder:
                     ) -> Tuple[List[Tensor], List[Tensor], Optional[Tensor]]:
         """The encoder K/V of each layer, [sentences, H, S, D] contiguous, and the source
         padding mask [sentences, 1, 1, S] (None without padding) of an encoder output (no K/V
-        for a language model)."""
+        for a language model). Projected a few sentences at a time (`cross_chunk`), as
+        `CrossSource` projects them for in-flight batching: a sentence's K/V are the same
+        numbers either way."""
         cross_k: List[Tensor] = []
         cross_v: List[Tensor] = []
-        cross_mask = None
         if not self.has_cross_attention or encoder_out is None:
-            return cross_k, cross_v, cross_mask
-        enc = encoder_out["encoder_out"][0].transpose(0, 1)  # [B, S, C]
-        for layer in self.layers:
-            attn = layer.encoder_attn
+            return cross_k, cross_v, None
+        enc = _sentences(encoder_out)
+        chunk = cross_chunk(enc)
+        for i in range(len(self.layers)):
             # contiguous [B, H, S, D]: as a transposed view, every step's matmul would first
             # copy it (B and H cannot be merged into one batch dimension)
-            k, v = self.linear.stacked(enc, [attn.k_proj.weight, attn.v_proj.weight],
-                                       [attn.k_proj.bias, attn.v_proj.bias])
-            cross_k.append(_heads(k, attn.num_heads).contiguous())
-            cross_v.append(_heads(v, attn.num_heads).contiguous())
-        pads = encoder_out["encoder_padding_mask"]
-        if len(pads) > 0 and pads[0] is not None and pads[0].any():
-            cross_mask = pads[0][:, None, None, :]
-        return cross_k, cross_v, cross_mask
+            if chunk >= enc.size(0):
+                k, v = (t.contiguous() for t in self._cross_heads(i, enc))
+            else:
+                k = v = None
+                for lo in range(0, enc.size(0), chunk):
+                    part_k, part_v = self._cross_heads(i, enc[lo:lo + chunk])
+                    if k is None:
+                        k, v = (t.new_empty((enc.size(0),) + t.shape[1:])
+                                for t in (part_k, part_v))
+                    k[lo:lo + chunk] = part_k
+                    v[lo:lo + chunk] = part_v
+            cross_k.append(k)
+            cross_v.append(v)
+        return cross_k, cross_v, _padding(encoder_out)
+
+    def cross_layer(self, i: int, enc: Tensor) -> Tuple[Tensor, Tensor]:
+        """Layer i's encoder keys and values [B, H, S, D], contiguous, of enc [B, S, C]."""
+        return tuple(t.contiguous() for t in self._cross_heads(i, enc))
+
+    def _cross_heads(self, i: int, enc: Tensor) -> Tuple[Tensor, Tensor]:
+        """Layer i's encoder keys and values of enc [B, S, C] as [B, H, S, D] views: one
+        matmul over the stacked k/v projections."""
+        attn = self.layers[i].encoder_attn
+        k, v = self.linear.stacked(enc, [attn.k_proj.weight, attn.v_proj.weight],
+                                   [attn.k_proj.bias, attn.v_proj.bias])
+        return _heads(k, attn.num_heads), _heads(v, attn.num_heads)
 
     def _linear(self, module: nn.Linear, x: Tensor, residual: Optional[Tensor] = None,
                 relu: bool = False) -> Tensor:

@@ -21,8 +21,9 @@ rounds run that way too where they can: many rounds of lookup, verify and commit
 
 In-flight batching (generate_stream): the same rounds over a stream of batches, up to a number
 of rows in flight; between rounds, waiting sentences take the places of the rows that finished
-(their batch's encoder output, their encoder K/V and padding joining the decoder states:
-DecoderState.admit), and each batch is handed back, in order, once all its sentences are done.
+(their batch's encoder output; their encoder K/V, projected as they join (CrossSource), and
+padding joining the decoder states: DecoderState.admit), and each batch is handed back, in
+order, once all its sentences are done.
 A sentence's output is what generate() gives it in its own batch.
 
 The proposer (draft_method):
@@ -47,6 +48,7 @@ from torch import Tensor, nn
 from fairseq_fast.decoding.backends import decoder_backend
 from fairseq_fast.decoding.decoder_state import initial_capacity
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
+from fairseq_fast.decoding.lean_decoder import CrossSource
 from fairseq_fast.decoding.step_rules import StepRules
 from fairseq_fast.errors import UserError
 from fairseq_fast.generators import finalize
@@ -108,7 +110,7 @@ class _Batch:
     finalized: List[List[Dict[str, Tensor]]]
     left: int  # sentences not finished
     admitted: int = 0
-    cross: Optional[tuple] = None
+    cross: Optional[CrossSource] = None
     prepared: object = None
 
     @property
@@ -383,20 +385,24 @@ class SpeculativeSequenceGenerator(nn.Module):
         # a longer output grows the cache (lean_decoder.forward, doubling)
         slots = min(length, initial_capacity(batch.src_len, self.schedule.maximum))
         seconds, t0 = self.stats.seconds, time.perf_counter()
+        # the state owns the kept buffers from here: a growth then frees the old ones
+        reuse, self._cache = self._cache, None
         if target is None and take == batch.rows:  # a whole batch: as it comes
-            target = self.target.init_state(batch.encoder_out, take, slots, reuse=self._cache)
+            target = self.target.init_state(batch.encoder_out, take, slots, reuse=reuse)
             t1 = time.perf_counter()
             self.proposer.start(net_input, take, slots, batch.encoder_out)
         else:
             fresh = target is None  # a new stream: the proposer forgets the last one's rows
             first = batch.cross is None  # the batch's first rows to join
             if first:
-                batch.cross = self.target.lean.cross_state(batch.encoder_out)
-            target = self.target.admit(target, batch.cross, rows, slots, reuse=self._cache)
+                batch.cross = CrossSource(self.target.lean, batch.encoder_out)
+            lo, hi = batch.admitted, batch.admitted + take
+            target = self.target.admit(target, batch.cross, lo, hi, slots, reuse=reuse)
             t1 = time.perf_counter()
-            if first:
+            if first:  # the encoder output is theirs now
                 batch.prepared = self.proposer.prepare(net_input, batch.encoder_out)
-            self.proposer.admit(batch.prepared, rows, slots, fresh)
+                batch.encoder_out = None
+            self.proposer.admit(batch.prepared, lo, hi, slots, fresh)
         t2 = time.perf_counter()
         seconds["encoders"] += t2 - t0
         seconds["draft_encoder"] += t2 - t1

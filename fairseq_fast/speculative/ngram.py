@@ -61,11 +61,11 @@ class NgramProposer:
     def prepare(self, net_input: dict, encoder_out: Optional[dict] = None):
         return net_input["src_tokens"] if self.source_lookup else None
 
-    def admit(self, prepared, rows: Tensor, capacity: int, fresh: bool = False) -> None:
+    def admit(self, prepared, lo: int, hi: int, capacity: int, fresh: bool = False) -> None:
         if prepared is None:
             self.source = None
             return
-        theirs = prepared.index_select(0, rows)
+        theirs = prepared[lo:hi]
         if fresh or self.source is None or self.source.size(0) == 0:
             self.source = theirs
             return

@@ -25,6 +25,7 @@ from torch import Tensor
 from fairseq_fast.decoding.backends import decoder_backend
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
+from fairseq_fast.decoding.lean_decoder import CrossSource
 from fairseq_fast.decoding.step_rules import StepRules
 from fairseq_fast.speculative.stop_rules import StopRule
 
@@ -44,9 +45,9 @@ class Proposer(Protocol):
         """In-flight batching: what the rows of a batch of sources need to join (admit);
         encoder_out as for start()."""
 
-    def admit(self, prepared, rows: Tensor, capacity: int, fresh: bool = False) -> None:
-        """Rows `rows` of a prepared batch join the rows in flight, after them (fresh: there
-        are none yet, whatever an earlier batch left)."""
+    def admit(self, prepared, lo: int, hi: int, capacity: int, fresh: bool = False) -> None:
+        """Sentences lo .. hi - 1 of a prepared batch join the rows in flight, after them
+        (fresh: there are none yet, whatever an earlier batch left)."""
 
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
                 stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
@@ -93,12 +94,12 @@ class DraftModelProposer:
     def prepare(self, net_input: dict, encoder_out: Optional[dict] = None):
         if not self.shared_encoder:
             encoder_out = encode(self.model, self.encoder, net_input)
-        return self.backend.lean.cross_state(encoder_out)
+        return CrossSource(self.backend.lean, encoder_out)
 
-    def admit(self, prepared, rows: Tensor, capacity: int, fresh: bool = False) -> None:
+    def admit(self, prepared, lo: int, hi: int, capacity: int, fresh: bool = False) -> None:
         reuse = None if self.state is None else self.state.buffers
-        self.state = self.backend.admit(None if fresh else self.state, prepared, rows, capacity,
-                                        reuse=reuse)
+        self.state = self.backend.admit(None if fresh else self.state, prepared, lo, hi,
+                                        capacity, reuse=reuse)
 
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
                 stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
@@ -217,7 +218,7 @@ class NoProposer:
     def prepare(self, net_input: dict, encoder_out: Optional[dict] = None):
         return None
 
-    def admit(self, prepared, rows: Tensor, capacity: int, fresh: bool = False) -> None:
+    def admit(self, prepared, lo: int, hi: int, capacity: int, fresh: bool = False) -> None:
         pass
 
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
