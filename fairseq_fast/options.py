@@ -110,9 +110,9 @@ class FastGenerationConfig(FairseqDataclass):
         "help": "--generator speculative or bild, or greedy search (--beam 1): keep "
                 "--batch-size sentences in flight; a sentence that finishes leaves at once and "
                 "the next one takes its place, so a batch no longer waits for its slowest "
-                "sentence (fairseq-interactive: within each --buffer-size chunk). Each "
-                "sentence's output is what it gets without this flag, and the output keeps its "
-                "order"})
+                "sentence (fairseq-interactive: across --buffer-size chunks when --input is a "
+                "file, within each chunk on a terminal or pipe). Each sentence's output is what "
+                "it gets without this flag, and the output keeps its order"})
     postprocess_workers: int = field(default=0, metadata={
         "help": "fairseq-generate / fairseq-interactive: turn generated batches into text "
                 "(dictionary, BPE, tokenizer, scoring) in N worker processes while the next "

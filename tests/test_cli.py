@@ -183,17 +183,24 @@ def test_inflight_batching_prints_what_batches_print(tiny_pair, workers, ours):
     assert "in-flight batching, up to 3 sentences at a time" in inflight.stderr
 
 
-def test_inflight_batching_in_interactive_answers_as_batches_do(tiny_pair):
-    """fairseq-interactive --inflight-batching (rows refilled within a --buffer-size chunk of
-    10 lines, batches of 4): every line but the timings as without the flag."""
+def test_inflight_batching_in_interactive_answers_as_batches_do(tiny_pair, tmp_path):
+    """fairseq-interactive --inflight-batching, --buffer-size chunks of 5 lines, batches of 4:
+    from standard input, and from an --input file, whose next chunk joins the rows in flight
+    (reading a file never waits). Every line but the timings as without the flag, in order."""
     text, args = interactive_input(tiny_pair, 12, beam=1)
-    args = args + ["--buffer-size", "10"] + SPEC(tiny_pair)
+    args = args + ["--buffer-size", "5"] + SPEC(tiny_pair)
+    source = tmp_path / "input.txt"
+    source.write_text(text)
     batches = run("fairseq-interactive", args, stdin=text)
-    inflight = run("fairseq-interactive", args + ["--inflight-batching"], stdin=text)
-    assert batches.returncode == 0 and inflight.returncode == 0, inflight.stderr[-2000:]
+    assert batches.returncode == 0, batches.stderr[-2000:]
     untimed = lambda out: [l for l in out.splitlines() if not l.startswith("W-")]  # noqa: E731
-    assert untimed(inflight.stdout) == untimed(batches.stdout)
-    assert len(hypotheses(inflight.stdout)) == 12
+    for inflight in (run("fairseq-interactive", args + ["--inflight-batching"], stdin=text),
+                     run("fairseq-interactive",
+                         args + ["--inflight-batching", "--input", str(source)])):
+        assert inflight.returncode == 0, inflight.stderr[-2000:]
+        assert untimed(inflight.stdout) == untimed(batches.stdout)
+        assert len(hypotheses(inflight.stdout)) == 12
+    assert "up to 4 sentences at a time across --buffer-size chunks" in inflight.stderr
 
 
 @pytest.mark.parametrize("tool,case,needles", [

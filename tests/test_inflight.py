@@ -204,6 +204,40 @@ def test_rows_leave_and_join_within_the_limit():
     assert spec.stats.sentences == sum(len(b) for b in BATCHES)
 
 
+@pytest.mark.parametrize("can_wait", [True, False])
+def test_the_next_batch_is_not_waited_for_while_rows_are_in_flight(can_wait):
+    """generate_stream(ready=...): while ready() says the next batch would have to be waited
+    for, the rows in flight go on alone, and it is taken once they have finished; where it
+    can be had, it joins them. The output is the same either way."""
+    target, draft = _models(torch.float64)
+    batches = [source_batch(DICT, lengths, seed=i) for i, lengths in enumerate(BATCHES)]
+    spec = _build("model", target, draft, draft_len=3, max_len_b=15)
+    left = []  # rows still in flight after each round
+    pulled_with = []  # rows in flight when each batch was taken
+    original = spec._round
+
+    def counting(state, flight, owners):
+        original(state, flight, owners)
+        left.append(flight.ids.numel())
+
+    def source():
+        for b in batches:
+            pulled_with.append(left[-1] if left else 0)
+            yield b, None
+
+    spec._round = counting
+    streamed = list(spec.generate_stream(source(), 3, ready=lambda: can_wait))
+    assert [s for s, _ in streamed] == batches
+    expected = [_build("model", target, draft, draft_len=3, max_len_b=15).generate([None], b)
+                for b in batches]
+    for want, (_, got) in zip(expected, streamed):
+        _assert_same(want, got, exact=False)
+    if can_wait:
+        assert max(pulled_with) > 0  # taken while rows were in flight
+    else:
+        assert max(pulled_with) == 0  # each once the rows before it had finished
+
+
 def test_sampling_streams_the_same_sentences():
     """Sampling: each sentence gets a sample of the target's distribution (its random draws
     follow the rows in flight, so not the draws of generate()); every sentence is answered once,
@@ -238,3 +272,21 @@ def test_at_least_one_row():
     with pytest.raises(UserError, match="at least one row"):
         next(_build("model", target, draft).generate_stream(iter(()), 0))
 
+
+def test_interactive_chunks_say_when_the_next_batch_needs_no_waiting():
+    """fairseq-interactive's chunks as one stream (cli.streaming.Chunks): the next batch can
+    be had without waiting while the chunk at hand has batches left, and always from a file;
+    a chunk with nothing to translate still ends (its answers are printed in turn)."""
+    from fairseq_fast.cli.streaming import Chunks
+
+    batches = {("a", "b", "c"): [["a", "b"], ["c"]], ("d", "e"): [], ("f",): [["f"]]}
+    for from_file in (False, True):
+        chunks = Chunks(iter([list(lines) for lines in batches]),
+                        lambda lines: batches[tuple(lines)], input_is_file=from_file)
+        seen = []
+        for item in chunks:
+            seen.append((item.seq, item.first_id, item.entry, item.last, chunks.ready()))
+        assert seen == [(0, 0, ["a", "b"], False, True),
+                        (0, 0, ["c"], True, from_file),
+                        (1, 3, None, True, from_file),
+                        (2, 5, ["f"], True, from_file)]

@@ -22,8 +22,8 @@ from fairseq.logging.meters import StopwatchMeter, TimeMeter
 
 from fairseq_fast.errors import UserError
 from fairseq_fast.cli.pipeline import Pipeline
-from fairseq_fast.cli.streaming import (Request, generated_batches, inflight_rows,
-                                        sample_request)
+from fairseq_fast.cli.streaming import (Chunks, Request, generated_batches, inflight_rows,
+                                        input_is_file, sample_request)
 from fairseq_fast.cli.postprocess import (GenerateLines, InteractiveLines, add_to_scorer, originals,
                                       pack_generated, pack_interactive)
 
@@ -268,8 +268,10 @@ def interactive(cfg, workers: int):
     if workers:
         logger.info(f"fairseq_fast: post-processing in {workers} worker processes")
     if inflight:
+        across = ("across --buffer-size chunks" if input_is_file(cfg.interactive.input)
+                  else "within each --buffer-size chunk (the input is not a file)")
         logger.info(f"fairseq_fast: in-flight batching, up to {rows} sentences at a time "
-                    f"within each --buffer-size chunk")
+                    f"{across}")
     logger.info("NOTE: hypothesis and token scores are output in base 2")
     logger.info("Type the input sentence and press return:")
 
@@ -284,24 +286,46 @@ def interactive(cfg, workers: int):
             yield batch, {"net_input": {"src_tokens": src_tokens,
                                         "src_lengths": src_lengths}}, constraints
 
-    def loop():
+    def answers(results, first_id, entry, translations, translate_time):
+        """A batch's hypotheses as the chunk's printer takes them."""
         nonlocal total_translate_time
-        start_id = 0
-        for seq, inputs in enumerate(buffered_read(cfg.interactive.input,
-                                                   cfg.interactive.buffer_size)):
+        batch, sample, constraints = entry
+        src_tokens = sample["net_input"]["src_tokens"]
+        total_translate_time += translate_time
+        bsz = src_tokens.size(0)
+        list_constraints = ([unpack_constraints(c) for c in constraints]
+                            if cfg.generation.constraints else [[] for _ in range(bsz)])
+        for i, (id, hypos) in enumerate(zip(batch.ids.tolist(), translations)):
+            results.append((first_id + id, utils.strip_pad(src_tokens[i], tgt_dict.pad()),
+                            hypos, {"constraints": list_constraints[i],
+                                    "time": translate_time / len(translations)}))
+
+    def request(entry):
+        return Request(entry[1], None, entry[2])
+
+    def loop():
+        buffers = buffered_read(cfg.interactive.input, cfg.interactive.buffer_size)
+        if inflight:  # one stream across chunks
+            chunks = Chunks(buffers, samples, input_is_file(cfg.interactive.input))
             results = []
-            for (batch, sample, constraints), translations, translate_time in generated_batches(
-                    generator, task, models, samples(inputs),
-                    lambda entry: Request(entry[1], None, entry[2]), rows):
-                src_tokens = sample["net_input"]["src_tokens"]
-                total_translate_time += translate_time
-                bsz = src_tokens.size(0)
-                list_constraints = ([unpack_constraints(c) for c in constraints]
-                                    if cfg.generation.constraints else [[] for _ in range(bsz)])
-                for i, (id, hypos) in enumerate(zip(batch.ids.tolist(), translations)):
-                    results.append((start_id + id, utils.strip_pad(src_tokens[i], tgt_dict.pad()),
-                                    hypos, {"constraints": list_constraints[i],
-                                            "time": translate_time / len(translations)}))
+            for item, translations, translate_time in generated_batches(
+                    generator, task, models, chunks,
+                    lambda item: None if item.entry is None else request(item.entry), rows,
+                    ready=chunks.ready):
+                if item.entry is not None:
+                    answers(results, item.first_id, item.entry, translations, translate_time)
+                if item.last:
+                    pipeline.put(pack_interactive(item.seq, results, cfg.generation.nbest))
+                    results = []
+                    if pipeline.problem is not None:
+                        return
+            return
+        start_id = 0
+        for seq, inputs in enumerate(buffers):
+            results = []
+            for entry, translations, translate_time in generated_batches(
+                    generator, task, models, samples(inputs), request):
+                answers(results, start_id, entry, translations, translate_time)
             pipeline.put(pack_interactive(seq, results, cfg.generation.nbest))
             start_id += len(inputs)
             if pipeline.problem is not None:

@@ -7,6 +7,9 @@ metadata beside a batch (ids, chunks, constraints); `generated_batches` pairs it
 batch's hypotheses and generation time.
 """
 import collections
+import os
+import stat
+import sys
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional, Tuple
@@ -51,9 +54,60 @@ def inflight_rows(cfg, task, generator) -> int:
     return int(cfg.dataset.batch_size)
 
 
+@dataclass(frozen=True)
+class ChunkBatch:
+    """One batch of a fairseq-interactive chunk (--buffer-size lines): the chunk's number and
+    first line id, the batch (None for a chunk with nothing to translate), and whether it is
+    the chunk's last."""
+    seq: int
+    first_id: int
+    entry: Optional[tuple]
+    last: bool
+
+
+class Chunks:
+    """fairseq-interactive's batches, chunk after chunk, as one stream for in-flight batching:
+    the sentences of the next chunk join the rows in flight while the last ones of a chunk
+    finish. `ready()` (generate_stream's): whether the next batch can be had without waiting
+    for input. It can where the chunk at hand has batches left, and always where the input is
+    a regular file (reading it never waits). On a terminal or a pipe the next chunk is read
+    once the rows in flight have finished: a chunk's answers come out before more input is
+    awaited, as without the flag."""
+
+    def __init__(self, buffers: Iterable[list], batches: Callable[[list], Iterable],
+                 input_is_file: bool):
+        self.buffers, self.batches, self.input_is_file = buffers, batches, input_is_file
+        self.left = 0  # batches of the chunk at hand not yet taken
+
+    def __iter__(self) -> Iterator[ChunkBatch]:
+        first_id = 0
+        for seq, lines in enumerate(self.buffers):
+            entries = list(self.batches(lines))
+            self.left = len(entries)
+            if not entries:
+                yield ChunkBatch(seq, first_id, None, True)
+            for entry in entries:
+                self.left -= 1
+                yield ChunkBatch(seq, first_id, entry, self.left == 0)
+            first_id += len(lines)
+
+    def ready(self) -> bool:
+        return self.left > 0 or self.input_is_file
+
+
+def input_is_file(path: str) -> bool:
+    """Whether fairseq-interactive's --input (`-`: standard input) is a regular file."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode if path == "-" else os.stat(path).st_mode
+    except (OSError, ValueError, AttributeError):  # no usable stdin: read as a stream
+        return False
+    return stat.S_ISREG(mode)
+
+
 def generated_batches(generator, task, models, items: Iterable,
                       request: Callable[[object], Optional[Request]], rows: int = 0,
-                      before_batch: Optional[Callable[[object], None]] = None
+                      before_batch: Optional[Callable[[object], None]] = None,
+                      ready: Optional[Callable[[], bool]] = None
                       ) -> Iterator[Tuple[object, Optional[list], float]]:
     """(item, hypotheses, seconds) for each of `items`, in their order. `request(item)` is the
     batch's Request, or None where it has nothing to generate (hypotheses None, 0 seconds).
@@ -61,7 +115,8 @@ def generated_batches(generator, task, models, items: Iterable,
     rows 0: batch by batch through task.inference_step, `before_batch(item)` called just before
     each (to seed it); seconds: the batch's own. rows > 0: streamed through
     generator.generate_stream with up to `rows` sentences in flight (constraints are not
-    passed); seconds: those since the batch before it was done."""
+    passed; `ready`: whether the next item can be had without waiting, as generate_stream
+    takes it); seconds: those since the batch before it was done."""
     if not rows:
         for item in items:
             req = request(item)
@@ -86,7 +141,7 @@ def generated_batches(generator, task, models, items: Iterable,
                 yield req.sample, req.prefix_tokens
 
     start = time.perf_counter()
-    for sample, hypos in generator.generate_stream(stream(), rows):
+    for sample, hypos in generator.generate_stream(stream(), rows, ready=ready):
         while pulled[0][1] is not sample:  # items with nothing to generate, before it
             yield pulled.popleft()[0], None, 0.0
         yield pulled.popleft()[0], hypos, time.perf_counter() - start

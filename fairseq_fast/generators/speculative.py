@@ -40,7 +40,7 @@ Sampling output has exactly the target's distribution (rejection sampling).
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Deque, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import torch
 from torch import Tensor, nn
@@ -285,13 +285,16 @@ class SpeculativeSequenceGenerator(nn.Module):
 
     @torch.no_grad()
     def generate_stream(self, batches: Iterable[Tuple[dict, Optional[Tensor]]], rows: int,
-                        bos_token: Optional[int] = None
+                        bos_token: Optional[int] = None,
+                        ready: Optional[Callable[[], bool]] = None
                         ) -> Iterator[Tuple[dict, List[List[Dict[str, Tensor]]]]]:
         """In-flight batching: generate for a stream of batches (sample, prefix_tokens or
         None), keeping up to `rows` sentences in flight: a sentence that finishes leaves at
         once, and the next waiting one takes its place at the next round. Yields (sample, its
         hypotheses as generate() gives them) for each batch in the order given, once every
-        sentence of it has finished.
+        sentence of it has finished. ready: whether the next batch can be had without waiting
+        (None: always); while it cannot and sentences are in flight, they go on alone, and the
+        next batch is asked for once they have finished or it can be had.
 
         Each sentence's output is what generate() gives it in its own batch: its encoder runs
         with that batch (the same encoder output, the same source padding), and a decoder row
@@ -305,7 +308,7 @@ class SpeculativeSequenceGenerator(nn.Module):
             # a GPU backend's graphs are recorded for a batch's buffers, which joining rows
             # replace: each join would record new ones
             raise UserError(f"{self.name}: in-flight batching runs on the CPU only, for now")
-        yield from self._stream(iter(batches), rows, bos_token)
+        yield from self._stream(iter(batches), rows, bos_token, ready)
 
     # -- the loop -----------------------------------------------------------------------------
     def _generate(self, sample, prefix_tokens: Optional[Tensor] = None,
@@ -331,9 +334,10 @@ class SpeculativeSequenceGenerator(nn.Module):
         return _Batch(sample=sample, prefix=prefix, rows=bsz, src_len=src_len, max_len=max_len,
                       encoder_out=encoder_out, finalized=[[] for _ in range(bsz)], left=bsz)
 
-    def _stream(self, batches: Iterator, limit: Optional[int], bos_token: Optional[int]):
+    def _stream(self, batches: Iterator, limit: Optional[int], bos_token: Optional[int],
+                ready: Optional[Callable[[], bool]] = None):
         """The loop of generate() (limit None: one batch, all its rows at once) and of
-        generate_stream() (up to `limit` rows in flight)."""
+        generate_stream() (up to `limit` rows in flight; `ready` as there)."""
         waiting: Deque[_Batch] = deque()  # batches with rows not yet admitted, in order
         pending: Deque[_Batch] = deque()  # batches not yet yielded, in order
         owners: List[Tuple[_Batch, int]] = []  # a row's id -> its batch and row there
@@ -343,6 +347,8 @@ class SpeculativeSequenceGenerator(nn.Module):
             live = 0 if flight is None else flight.ids.numel()
             while limit is None or live < limit:  # admit waiting sentences
                 if not waiting and not ended_stream:
+                    if live and ready is not None and not ready():
+                        break  # no waiting for it while sentences are in flight
                     batch = self._pull(batches, bos_token)
                     if batch is None:
                         ended_stream = True
