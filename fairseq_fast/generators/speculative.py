@@ -381,7 +381,8 @@ class SpeculativeSequenceGenerator(nn.Module):
                owners: list, bos_token: Optional[int]):
         """`take` more sentences of `batch` join the rows in flight (or start them)."""
         device = batch.sample["net_input"]["src_tokens"].device
-        rows = torch.arange(batch.admitted, batch.admitted + take, device=device)
+        lo, hi = batch.admitted, batch.admitted + take  # the batch's sentences that join
+        rows = torch.arange(lo, hi, device=device)
         if flight is None or flight.ids.numel() == 0:
             self.rules.max_len = batch.max_len
         length = batch.max_len + self.schedule.maximum + 2
@@ -402,7 +403,6 @@ class SpeculativeSequenceGenerator(nn.Module):
             first = batch.cross is None  # the batch's first rows to join
             if first:
                 batch.cross = CrossSource(self.target.lean, batch.encoder_out)
-            lo, hi = batch.admitted, batch.admitted + take
             target = self.target.admit(target, batch.cross, lo, hi, slots, reuse=reuse)
             t1 = time.perf_counter()
             if first:  # the encoder output is theirs now
@@ -413,7 +413,7 @@ class SpeculativeSequenceGenerator(nn.Module):
         seconds["encoders"] += t2 - t0
         seconds["draft_encoder"] += t2 - t1
         ids = torch.arange(len(owners), len(owners) + take, device=device)
-        owners.extend((batch, row) for row in range(batch.admitted, batch.admitted + take))
+        owners.extend((batch, row) for row in range(lo, hi))
         prefix = None if batch.prefix is None else batch.prefix.index_select(0, rows)
         new = _Flight(ids=ids, tokens=tokens,
                       cum=torch.zeros(take, length, dtype=torch.float32, device=device),
