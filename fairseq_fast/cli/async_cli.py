@@ -267,8 +267,9 @@ def interactive(cfg, workers: int):
     pipeline = Pipeline(workers, lines, sys.stdout, lambda scored: None)
     if workers:
         logger.info(f"fairseq_fast: post-processing in {workers} worker processes")
+    from_file = input_is_file(cfg.interactive.input)
     if inflight:
-        across = ("across --buffer-size chunks" if input_is_file(cfg.interactive.input)
+        across = ("across --buffer-size chunks" if from_file
                   else "within each --buffer-size chunk (the input is not a file)")
         logger.info(f"fairseq_fast: in-flight batching, up to {rows} sentences at a time "
                     f"{across}")
@@ -306,7 +307,7 @@ def interactive(cfg, workers: int):
     def loop():
         buffers = buffered_read(cfg.interactive.input, cfg.interactive.buffer_size)
         if inflight:  # one stream across chunks
-            chunks = Chunks(buffers, samples, input_is_file(cfg.interactive.input))
+            chunks = Chunks(buffers, samples, from_file)
             results = []
             for item, translations, translate_time in generated_batches(
                     generator, task, models, chunks,
