@@ -231,7 +231,7 @@ def test_no_summary_after_a_failed_run(tiny_pair):
     ('speculative decoding: 0 sentences, ...') must not follow the error."""
     result = run("fairseq-generate", gen(tiny_pair, "--max-len-a", "0.1", "--max-len-b", "0",
                                          "--batch-size", "8", *SPEC(tiny_pair)))
-    assert_one_line_error(result, "min_len")
+    assert_one_line_error(result, "--min-len 1 is more than the 0 tokens")
     assert "speculative decoding:" not in result.stderr
 
 

@@ -38,6 +38,18 @@ from fairseq_fast.decoding.ngram_blocker import block_last_ngrams
 logger = logging.getLogger("fairseq_fast")
 
 
+def batch_max_len(src_len: int, min_len: int, max_len_a: float, max_len_b: int,
+                  positions: int) -> int:
+    """The most tokens a batch with sources of src_len may generate (fairseq's rule). Where that
+    leaves no room for min_len, a RunError, not the assertion (a traceback) fairseq raises."""
+    max_len = min(int(max_len_a * src_len + max_len_b), positions - 1)
+    if min_len > max_len:
+        raise RunError(f"--min-len {min_len} is more than the {max_len} tokens this batch allows "
+                       f"(--max-len-a {max_len_a} x source length {src_len} + --max-len-b "
+                       f"{max_len_b}, at most the model's {positions - 1} positions)")
+    return max_len
+
+
 @dataclass
 class FastDefaults:
     cache: bool = True
@@ -120,13 +132,7 @@ class _FastMixin:
                        if k in net_input), None)
         if self.match_source_len or source is None:
             return
-        src_len = source.size(1)
-        max_len = min(int(self.max_len_a * src_len + self.max_len_b), self.max_len - 1)
-        if self.min_len > max_len:
-            raise RunError(f"--min-len {self.min_len} is more than the {max_len} tokens this "
-                           f"batch allows (--max-len-a {self.max_len_a} x source length "
-                           f"{src_len} + --max-len-b {self.max_len_b}, at most the model's "
-                           f"{self.max_len - 1} positions)")
+        batch_max_len(source.size(1), self.min_len, self.max_len_a, self.max_len_b, self.max_len)
 
     @torch.no_grad()
     def generate(self, models, sample, **kwargs):

@@ -50,8 +50,9 @@ from fairseq_fast.decoding.decoder_state import initial_capacity
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
 from fairseq_fast.decoding.lean_decoder import CrossSource
 from fairseq_fast.decoding.step_rules import StepRules
-from fairseq_fast.errors import UserError
+from fairseq_fast.errors import RunError, UserError
 from fairseq_fast.generators import finalize
+from fairseq_fast.generators.fast import batch_max_len
 from fairseq_fast.options import check_draft_generator
 from fairseq_fast.speculative.acceptance import (AcceptanceRule, GreedyAcceptance,
                                                  RejectionSampling)
@@ -302,12 +303,12 @@ class SpeculativeSequenceGenerator(nn.Module):
         of a batch whose length limit or forced-prefix width differs from the rows in flight
         wait until those have finished."""
         if rows < 1:
-            raise UserError(f"{self.name}: in-flight batching needs at least one row "
-                            f"(got {rows})")
+            raise RunError(f"{self.name}: in-flight batching needs at least one row "
+                           f"(got {rows})")
         if next(self.model.parameters()).device.type != "cpu":
             # a GPU backend's graphs are recorded for a batch's buffers, which joining rows
             # replace: each join would record new ones
-            raise UserError(f"{self.name}: in-flight batching runs on the CPU only, for now")
+            raise RunError(f"{self.name}: in-flight batching runs on the CPU only, for now")
         yield from self._stream(iter(batches), rows, bos_token, ready)
 
     # -- the loop -----------------------------------------------------------------------------
@@ -325,9 +326,8 @@ class SpeculativeSequenceGenerator(nn.Module):
         net_input = sample["net_input"]
         src_tokens = net_input["src_tokens"]
         bsz, src_len = src_tokens.shape[:2]
-        max_len = min(int(self.max_len_a * src_len + self.max_len_b), self.max_len - 1)
-        if self.rules.min_len > max_len:
-            raise UserError("min_len cannot be larger than max_len, please adjust these!")
+        max_len = batch_max_len(src_len, self.rules.min_len, self.max_len_a, self.max_len_b,
+                                self.max_len)
         start = time.perf_counter()
         encoder_out = encode(self.model, self.encoder, net_input)
         self.stats.seconds["encoders"] += time.perf_counter() - start
