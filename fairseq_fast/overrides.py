@@ -54,9 +54,10 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                                                                   other lines are answered; read
                                                                   from stdin, the answers are
                                                                   flushed before the next line
-                                                                  is awaited
-                                                                  (interactive_input.py). Applied
-                                                                  with `pipeline`
+                                                                  is awaited, and Ctrl-C ends
+                                                                  that wait whichever thread it
+                                                                  reaches (interactive_input.py).
+                                                                  Applied with `pipeline`
     keep_last_batch    fairseq.data.data_utils.batch_by_size      keeps the last batch, which
                                                                   fairseq drops when its size is
                                                                   not a multiple of

@@ -15,10 +15,12 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
+from fairseq_fast.cli import interactive_input
 from fairseq_fast.cli.output import guarded
 from processes import ctrl_c_reaches_python, watchdog, with_stacks
 from test_cli import BIN, USER_DIR, assert_one_line_error
@@ -192,6 +194,67 @@ def test_ctrl_c_in_fairseq_interactive_without_workers(tiny_pair, tmp_path):
             stdout += line
         stdout = interrupted(proc, stdout, stderr)  # the session waits for a 4th line
     assert re.findall(r"^H-(\d+)\t", stdout, flags=re.M) == ["0", "1", "2"]
+
+
+def test_a_signal_that_reaches_another_thread_ends_the_wait_for_stdin():
+    """The kernel hands Ctrl-C to any of the process's threads (torch's OpenMP workers, a data
+    loader's): one that reaches another thread than the main one, which waits for the next line,
+    still ends the wait, before the line that other thread writes HANG_S later."""
+    class Stopped(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stopped
+
+    previous = signal.signal(signal.SIGUSR1, stop)
+    read_end, write_end = os.pipe()
+    done, late = threading.Event(), threading.Event()
+
+    def other_thread():
+        time.sleep(0.2)
+        signal.pthread_kill(threading.get_ident(), signal.SIGUSR1)
+        if not done.wait(HANG_S):  # the wait goes on: a line ends it
+            late.set()
+            os.write(write_end, b"a line after the signal\n")
+
+    thread = threading.Thread(target=other_thread, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(Stopped):
+            for line in interactive_input._stdin_lines("utf-8", fd=read_end):
+                pytest.fail(f"read {line!r} before the signal's handler ran")
+        assert not late.is_set(), "the signal did not end the wait for stdin"
+    finally:
+        done.set()
+        thread.join()
+        signal.signal(signal.SIGUSR1, previous)
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_stdin_is_read_as_sys_stdin_reads_it():
+    """Universal newlines (a \\r\\n split between two reads too), undecodable bytes kept as
+    surrogate escapes, a last line without a newline, and reads that end inside a character."""
+    data = "uno\r\ndos\rtr\u00e9s\n\ncuatro\r".encode() + b"\xffcinco\r\nseis"
+    read_end, write_end = os.pipe()
+
+    def writer():
+        for i in range(len(data)):  # a byte at a time: every read ends somewhere else
+            os.write(write_end, data[i:i + 1])
+            time.sleep(0.001)
+        os.close(write_end)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        lines = list(interactive_input._stdin_lines("utf-8", fd=read_end))
+    finally:
+        thread.join()
+        os.close(read_end)
+    expected = list(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8",
+                                     errors="surrogateescape"))
+    assert lines == expected
+    assert len(lines) == 7
 
 
 # -- a rank's traceback file on a full disk -------------------------------------------------------

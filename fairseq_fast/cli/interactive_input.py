@@ -10,15 +10,22 @@ asserts for one longer than --max-tokens. With the plugin loaded:
   kept as surrogate escapes, and remembers where each buffer starts. Reading stdin, it flushes
   stdout before it waits for the next line: a program that talks to fairseq-interactive through
   pipes gets each buffer's translations before it has to send more (fairseq's prints stay in
-  the pipe's buffer until it fills);
+  the pipe's buffer until it fills). It waits for stdin so that Ctrl-C ends the wait whichever
+  of the process's threads the signal reaches (`_stdin_lines`);
 - `make_batches` refuses such a line, and a line too long for the model or for --max-tokens,
   with one line on stderr naming its input line and id (`fairseq_fast: input line 6 (id 5)
   skipped: ...`), and batches the others with fairseq's own make_batches. A refused line gets no
   S-/H- lines; every other line keeps its id.
 """
+import codecs
 import fileinput
+import io
+import os
 import re
+import select
+import signal
 import sys
+import threading
 
 import numpy as np
 import torch
@@ -37,24 +44,79 @@ class Buffer(list):
 
 def read_lines(original):
     def buffered_read(input, buffer_size):
-        if input == "-" and hasattr(sys.stdin, "reconfigure"):
-            # fileinput reads sys.stdin itself, in the locale's encoding
-            sys.stdin.reconfigure(errors="surrogateescape")
         buffer, first_id = [], 0
-        with fileinput.input(files=[input], openhook=fileinput.hook_encoded(
-                "utf-8", errors="surrogateescape")) as h:
-            for src_str in h:
-                buffer.append(src_str.strip())
-                if len(buffer) >= buffer_size:
-                    yield Buffer(buffer, first_id)
-                    first_id += len(buffer)
-                    buffer = []
-                    if input == "-":
-                        sys.stdout.flush()  # the answers so far, before waiting for more
+        for src_str in _lines(input):
+            buffer.append(src_str.strip())
+            if len(buffer) >= buffer_size:
+                yield Buffer(buffer, first_id)
+                first_id += len(buffer)
+                buffer = []
+                if input == "-":
+                    sys.stdout.flush()  # the answers so far, before waiting for more
         if len(buffer) > 0:
             yield Buffer(buffer, first_id)
 
     return buffered_read
+
+
+def _lines(input):
+    if input == "-" and threading.current_thread() is threading.main_thread():
+        yield from _stdin_lines(sys.stdin.encoding)
+        return
+    if input == "-" and hasattr(sys.stdin, "reconfigure"):
+        # fileinput reads sys.stdin itself, in the locale's encoding
+        sys.stdin.reconfigure(errors="surrogateescape")
+    with fileinput.input(files=[input], openhook=fileinput.hook_encoded(
+            "utf-8", errors="surrogateescape")) as h:
+        yield from h
+
+
+def _stdin_lines(encoding, fd=0):
+    """stdin's lines as fileinput gives them (universal newlines, in `encoding`, undecodable
+    bytes kept as surrogate escapes), read so that a signal always ends the wait.
+
+    The kernel hands a signal sent to the process to any one of its threads: torch's OpenMP
+    workers and fairseq's data-loader threads take Ctrl-C too. Python runs the handler in the
+    main thread, but only once that thread runs again, and a read() the signal did not
+    interrupt waits for the next line. So the main thread waits in select() on stdin and on
+    the signal module's wakeup fd, which every signal writes to."""
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    previous = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    decoder = io.IncrementalNewlineDecoder(
+        codecs.getincrementaldecoder(encoding)(errors="surrogateescape"), translate=True)
+    try:
+        pending = []  # the line being read
+        while True:
+            ready, _, _ = select.select([fd, wake_r], [], [])
+            if wake_r in ready:  # the handlers run before select() is called again
+                _drain(wake_r)
+                continue
+            data = os.read(fd, 1 << 16)
+            *ends, rest = decoder.decode(data, final=not data).split("\n")
+            if ends:
+                pending.append(ends[0])
+                yield "".join(pending) + "\n"
+                yield from (line + "\n" for line in ends[1:])
+                pending = []
+            pending.append(rest)
+            if not data:
+                break
+        if "".join(pending):
+            yield "".join(pending)
+    finally:
+        signal.set_wakeup_fd(previous)
+        os.close(wake_r)
+        os.close(wake_w)
+
+
+def _drain(fd):
+    try:
+        while os.read(fd, 512):
+            pass
+    except BlockingIOError:
+        pass
 
 
 def checked_batches(original):
