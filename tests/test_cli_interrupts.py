@@ -27,7 +27,7 @@ from test_cli import BIN, USER_DIR, assert_one_line_error
 from test_distributed import TORCHRUN, env, launch, ok, one_error_line
 
 HANG_S = 15  # a run still going this long after Ctrl-C hangs
-TRIES = 6
+TRIES = 4
 
 
 def start(cmd, stderr, extra_env=None, **kwargs):
