@@ -9,8 +9,11 @@ badly, checked with one line when the command line is parsed (overrides.parse_ar
   asserts ("min_len cannot be larger than max_len") in the middle of generation.
 - a `--path` checkpoint that does not exist, or is a folder: fairseq raises with a traceback
   after loading the data. `--draft-path` gets the same check (checkpoints.checkpoint_file).
+- fairseq-interactive's `--input` that does not exist, is a folder or cannot be read, or `-`
+  with stdin closed: fairseq raises with a traceback once the model is loaded.
 """
 import os
+import sys
 
 import torch
 
@@ -31,6 +34,7 @@ def check(args) -> None:
                         f"--max-len-b tokens; raise --max-len-b or lower --min-len")
     _check_paths(g("path"), g("checkpoint_suffix", "") or "",
                  g("checkpoint_shard_count", 1) or 1)
+    _check_input(g("input"))
 
 
 def _check_paths(paths, suffix, shards):
@@ -40,3 +44,19 @@ def _check_paths(paths, suffix, shards):
         if "://" in path:  # fairseq's PathManager reads remote files
             continue
         checkpoint_file("--path", path)
+
+
+def _check_input(path):
+    """fairseq-interactive's --input (None: another tool)."""
+    if path is None:
+        return
+    if path == "-":
+        if sys.stdin is None:
+            raise UserError("--input -: stdin is closed; give the lines on stdin, or in a file "
+                            "with --input FILE")
+    elif not os.path.exists(path):
+        raise UserError(f"--input {path}: no such file")
+    elif os.path.isdir(path):
+        raise UserError(f"--input {path}: is a folder, not a text file")
+    elif not os.access(path, os.R_OK):
+        raise UserError(f"--input {path}: cannot be read (permission denied)")
