@@ -130,17 +130,18 @@ def test_interactive_answers_every_other_line(tiny_pair, tmp_path, workers, via)
 
 @pytest.mark.parametrize("given", ["missing", "folder", "closed stdin"])
 def test_interactive_input_that_cannot_be_read_is_one_line(tiny_pair, tmp_path, given):
-    args = [os.path.join(BIN, "fairseq-interactive"), "--user-dir", USER_DIR,
-            *interactive_args(tiny_pair)]
-    if given == "closed stdin":
+    args = interactive_args(tiny_pair)
+    if given == "closed stdin":  # a real process, its fd 0 closed before it starts
         needle = "--input -: stdin is closed"
-        result = subprocess.run(args, preexec_fn=lambda: os.close(0), capture_output=True,
-                                text=True, env=env_without_torch_switch(), timeout=TIMEOUT)
+        result = subprocess.run([os.path.join(BIN, "fairseq-interactive"), "--user-dir",
+                                 USER_DIR, *args], preexec_fn=lambda: os.close(0),
+                                capture_output=True, text=True, env=env_without_torch_switch(),
+                                timeout=TIMEOUT)
     else:
         path = tmp_path / "missing.txt" if given == "missing" else tmp_path
         needle = f"--input {path}: " + ("no such file" if given == "missing"
                                         else "is a folder, not a text file")
-        result = run("fairseq-interactive", args[3:] + ["--input", str(path)])
+        result = run("fairseq-interactive", args + ["--input", str(path)])
     assert_one_line_error(result, needle)
 
 
