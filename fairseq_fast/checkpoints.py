@@ -30,7 +30,7 @@ from contextlib import contextmanager
 
 import torch
 
-from fairseq_fast.errors import UserError
+from fairseq_fast.errors import UserError, existing_file
 
 TRUST_ENV = "FAIRSEQ_FAST_TRUST_CHECKPOINTS"
 TORCH_ENV = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"
@@ -75,10 +75,7 @@ def _plugin_loading():
 
 def checkpoint_file(flag, path) -> None:
     """The checkpoint file a flag (--path, --draft-path) names exists and is not a folder."""
-    if not os.path.exists(path):
-        raise UserError(f"{flag} {path}: no such file")
-    if os.path.isdir(path):
-        raise UserError(f"{flag} {path}: is a folder, not a checkpoint file")
+    existing_file(flag, path, "a checkpoint file")
 
 
 def trusted() -> bool:

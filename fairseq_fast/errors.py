@@ -81,6 +81,15 @@ def install_excepthook() -> None:
         sys.excepthook = _hook(sys.excepthook)
 
 
+def existing_file(flag: str, path: str, kind: str) -> None:
+    """The file a flag names exists and is not a folder; `kind`: what it is to be ("a
+    checkpoint file"), as the error says it."""
+    if not os.path.exists(path):
+        raise UserError(f"{flag} {path}: no such file")
+    if os.path.isdir(path):
+        raise UserError(f"{flag} {path}: is a folder, not {kind}")
+
+
 def fail(message: str) -> None:
     """Report a user error immediately (used while parsing flags, before fairseq runs)."""
     sys.stderr.write(f"fairseq_fast: error: {message}\n")

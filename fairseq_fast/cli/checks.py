@@ -18,7 +18,7 @@ import sys
 import torch
 
 from fairseq_fast.checkpoints import checkpoint_file
-from fairseq_fast.errors import UserError
+from fairseq_fast.errors import UserError, existing_file
 
 
 def check(args) -> None:
@@ -54,9 +54,7 @@ def _check_input(path):
         if sys.stdin is None:
             raise UserError("--input -: stdin is closed; give the lines on stdin, or in a file "
                             "with --input FILE")
-    elif not os.path.exists(path):
-        raise UserError(f"--input {path}: no such file")
-    elif os.path.isdir(path):
-        raise UserError(f"--input {path}: is a folder, not a text file")
-    elif not os.access(path, os.R_OK):
-        raise UserError(f"--input {path}: cannot be read (permission denied)")
+        return
+    existing_file("--input", path, "a text file")
+    if not os.access(path, os.R_OK):
+        raise UserError(f"--input {path}: not readable")
