@@ -26,6 +26,7 @@ import select
 import signal
 import sys
 import threading
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -60,12 +61,9 @@ def read_lines(original):
 
 
 def _lines(input):
-    if input == "-" and threading.current_thread() is threading.main_thread():
+    if input == "-":
         yield from _stdin_lines(sys.stdin.encoding)
         return
-    if input == "-" and hasattr(sys.stdin, "reconfigure"):
-        # fileinput reads sys.stdin itself, in the locale's encoding
-        sys.stdin.reconfigure(errors="surrogateescape")
     with fileinput.input(files=[input], openhook=fileinput.hook_encoded(
             "utf-8", errors="surrogateescape")) as h:
         yield from h
@@ -80,18 +78,15 @@ def _stdin_lines(encoding, fd=0):
     main thread, but only once that thread runs again, and a read() the signal did not
     interrupt waits for the next line. So the main thread waits in select() on stdin and on
     the signal module's wakeup fd, which every signal writes to."""
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_r, False)
-    os.set_blocking(wake_w, False)
-    previous = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     decoder = io.IncrementalNewlineDecoder(
         codecs.getincrementaldecoder(encoding)(errors="surrogateescape"), translate=True)
-    try:
+    with _signal_pipe() as wake:
+        waited = [fd] if wake is None else [fd, wake]
         pending = []  # the line being read
         while True:
-            ready, _, _ = select.select([fd, wake_r], [], [])
-            if wake_r in ready:  # the handlers run before select() is called again
-                _drain(wake_r)
+            ready, _, _ = select.select(waited, [], [])
+            if wake in ready:  # the handlers run before select() is called again
+                _drain(wake)
                 continue
             data = os.read(fd, 1 << 16)
             *ends, rest = decoder.decode(data, final=not data).split("\n")
@@ -105,6 +100,21 @@ def _stdin_lines(encoding, fd=0):
                 break
         if "".join(pending):
             yield "".join(pending)
+
+
+@contextmanager
+def _signal_pipe():
+    """The read end of a pipe every signal writes to (the signal module's wakeup fd) while the
+    block runs; None outside the main thread, which alone may set it (and run handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    previous = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    try:
+        yield wake_r
     finally:
         signal.set_wakeup_fd(previous)
         os.close(wake_r)
