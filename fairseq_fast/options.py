@@ -58,9 +58,11 @@ class FastGenerationConfig(FairseqDataclass):
                 "included): long where a pass costs about the same whatever its width (a large "
                 "model at batch 1), short where it costs its rows (larger batches), 0 (plain "
                 "decoding steps of the target, several in one call) where drafting does not pay "
-                "at all. With --draft-method ngram each length is priced by the tokens per "
-                "second its own rounds wrote. Greedy output unchanged; --sampling keeps its distribution, but a fixed "
-                "--seed no longer reproduces the samples"})
+                "at all; and a sentence gets the draft's encoder only once a pass drafts for "
+                "it, which it does only while drafting repays that encoder. With --draft-method "
+                "ngram each length is priced by the tokens per second its own rounds wrote. "
+                "Greedy output unchanged; --sampling keeps its distribution, but a fixed --seed "
+                "no longer reproduces the samples"})
     draft_vocab: int = field(default=0, metadata={
         "help": "--generator speculative: the draft scores only the N most frequent target "
                 "tokens (a smaller output projection per draft step; FR-Spec). Output is "

@@ -69,6 +69,7 @@ def test_c_steps_propose_what_the_python_steps_propose(shape, lengths, favoured,
     with torch.no_grad():
         for p in (c, python):
             p.start(sample["net_input"], bsz, 8)
+            p.join()  # draft state now, as the loop gives it before a round that drafts
             tokens[p][:, 0] = DICT.eos()
         for round_, keep in enumerate(keeps):
             got = [p.propose(tokens[p], n_tokens, k, None) for p in (c, python)]
@@ -140,6 +141,7 @@ def test_rounds_python_must_see_take_the_python_steps():
                                     (None, None, 2)):
             rules.no_repeat_ngram_size = ngram
             proposer.start(sample["net_input"], 2, 8)
+            proposer.join()
             tokens = torch.full((2, 16), DICT.pad())
             tokens[:, 0] = DICT.eos()
             drafts, _, _ = proposer.propose(tokens, torch.ones(2, dtype=torch.long), 3, prefix,

@@ -16,6 +16,7 @@ from fairseq_fast.decoding.lean_decoder import CrossSource, LeanDecoder
 from fairseq_fast.errors import UserError
 from fairseq_fast.generators.bild import BiLDSequenceGenerator
 from fairseq_fast.generators.speculative import SpeculativeSequenceGenerator
+from fairseq_fast.speculative.draft_length import FixedDraftLength
 from model_factory import (DummyTask, language_model, make_dictionary, prompt_batch,
                            source_batch, translation_model)
 
@@ -179,6 +180,54 @@ def test_language_model_prompts(dtype):
         lambda: SpeculativeSequenceGenerator([lm], DICT, draft_method="ngram", draft_len=3,
                                              max_len_b=12),
         [s for s, _ in pairs], 2, [p for _, p in pairs])
+
+
+class _JoinWhen(FixedDraftLength):
+    """Windows of 3; whether rows without draft state join, round by round as `answers`
+    says, then never."""
+
+    def __init__(self, answers):
+        super().__init__(3)
+        self.answers = list(answers)
+
+    def joins(self, batch):
+        return self.answers.pop(0) if self.answers else False
+
+
+@pytest.mark.parametrize("dtype, kind", [(torch.float64, "model"), (torch.float32, "model"),
+                                         (torch.float32, "layers")])
+@pytest.mark.parametrize("answers", [(), (False, True, False, False, True)])
+def test_rows_get_draft_state_only_in_rounds_where_they_join(dtype, kind, answers):
+    """A row gets draft state (the draft's encoder runs for its batch) only in a round whose
+    schedule says rows join; until then it is offered nothing while the rows with state draft.
+    Every sentence's output is still what generate() gives it; with no join at all the draft's
+    encoder never runs and nothing is drafted."""
+    target, draft = _models(dtype)
+    batches = [source_batch(DICT, lengths, seed=i) for i, lengths in enumerate(BATCHES)]
+    expected = [_build(kind, target, draft, draft_len=3, max_len_b=15).generate([None], b)
+                for b in batches]
+    spec = _build(kind, target, draft, draft_len=3, max_len_b=15)
+    spec.schedule = _JoinWhen(answers)
+    proposer = spec.proposer
+    encoded, drafting = [], []  # batches encoded by the draft; (rows drafting, rows) a round
+    encode, propose = proposer.encode, proposer.propose
+    proposer.encode = lambda sources: encoded.append(1) or encode(sources)
+
+    def recording(tokens, *args):
+        out = propose(tokens, *args)
+        drafting.append((proposer.last_rows, tokens.size(0)))
+        return out
+
+    proposer.propose = recording
+    streamed = list(spec.generate_stream(((b, None) for b in batches), 3))
+    for want, (_, got) in zip(expected, streamed):
+        _assert_same(want, got, exact=dtype == torch.float32)
+    if not answers:
+        assert not encoded and spec.stats.proposed == 0
+        return
+    assert encoded and spec.stats.proposed > 0
+    if len(answers) > 1:  # rows that came after the last join waited beside rows drafting
+        assert any(0 < n < rows for n, rows in drafting)
 
 
 def test_rows_leave_and_join_within_the_limit():

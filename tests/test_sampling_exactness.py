@@ -176,7 +176,8 @@ def test_measured_window_lengths_keep_the_target_distribution(pair):
     spec.schedule.REFRESH, spec.schedule.EXPLORE = 1, 3
     lengths = set()
     window = spec.schedule.window
-    spec.schedule.window = lambda cap: lengths.add(int((c := window(cap)).max())) or c
+    spec.schedule.window = lambda cap, share=1.0: lengths.add(
+        int((c := window(cap, share)).max())) or c
     got = spec.generate([target], many)
     assert len(lengths) >= 2  # (the batch runs a few rounds: max_len_b=2)
     assert 0.05 < spec.stats.alpha < 0.95

@@ -6,6 +6,7 @@ lengths, EOS biases (sentences ending at once, or running into max length), leng
 unk penalty, forced prefixes, n-gram blocking and draft vocabulary shortlists. Stock is given
 the correct n-gram rule (its CPU blocker bans nothing: fairseq issue #5206).
 """
+import pytest
 import torch
 from fairseq.sequence_generator import SequenceGenerator
 from hypothesis import HealthCheck, given, settings
@@ -229,6 +230,7 @@ def test_drafts_of_a_row_end_at_its_first_eos():
     with torch.no_grad():
         for committed, want in (([4, 3, 1], [2, 3, 4]), ([4, 4, 4], [2, 2, 2])):
             proposer.start(sample["net_input"], 3, 16)
+            proposer.join()
             n_tokens = torch.tensor(committed)
             tokens = torch.full((3, 16), DICT.pad())
             tokens[:, 0] = DICT.eos()
@@ -241,6 +243,46 @@ def test_drafts_of_a_row_end_at_its_first_eos():
                 ends = (drafts[b, :n] == DICT.eos()).tolist()
                 last_step = committed[b] - 1 + n - 1  # the step of row b's last draft
                 assert ends == [False] * (n - 1) + [last_step >= 4]
+
+
+@pytest.mark.parametrize("sampling", [False, True])
+def test_rows_without_draft_state_are_offered_nothing(sampling):
+    """Rows that joined the rows in flight after the draft's last join (in-flight batching)
+    have no draft state: they are offered no draft (q zero), their token rows are left as they
+    were, and the rows with state get the drafts and q they would get alone."""
+    from fairseq_fast.decoding.step_rules import StepRules
+    from fairseq_fast.speculative.acceptance import RejectionSampling
+    from fairseq_fast.speculative.proposer import DraftModelProposer
+
+    model = translation_model(TASK, layers=1, seed=3).double()
+    rules = StepRules(pad=DICT.pad(), unk=DICT.unk(), eos=DICT.eos(), max_len=12)
+    sampler = RejectionSampling() if sampling else None
+    first, later = (source_batch(DICT, lengths, seed=i) for i, lengths in
+                    enumerate(([5, 3, 4], [6, 2])))
+    mixed, alone = DraftModelProposer(model, rules, sampler), DraftModelProposer(model, rules,
+                                                                                 sampler)
+    with torch.no_grad():
+        for proposer in (mixed, alone):
+            proposer.start(first["net_input"], 3, 16)
+            proposer.join()
+        mixed.admit(mixed.prepare(later["net_input"]), 0, 2, 16)
+        assert mixed.pending == 2 and alone.pending == 0
+        tokens = torch.full((5, 16), DICT.pad())
+        tokens[:, 0] = DICT.eos()
+        before = tokens.clone()
+        n_tokens = torch.ones(5, dtype=torch.long)
+        torch.manual_seed(0)
+        drafts, q, drafted = mixed.propose(tokens, n_tokens, 3, None)
+        torch.manual_seed(0)
+        want, want_q, want_drafted = alone.propose(tokens[:3].clone(), n_tokens[:3], 3, None)
+    assert mixed.last_rows == 3
+    assert drafted[3:].tolist() == [0, 0] and torch.equal(drafted[:3], want_drafted)
+    assert torch.equal(drafts[:3], want) and torch.equal(tokens[3:], before[3:])
+    assert torch.equal(tokens[:3, 1:1 + want.size(1)], want)
+    if sampling:
+        assert torch.equal(q[:3], want_q) and not q[3:].any()
+    else:
+        assert q is None and want_q is None
 
 
 def test_window_attention_sums_short_rows_as_stocks_step():

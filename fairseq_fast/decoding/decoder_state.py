@@ -184,7 +184,7 @@ class DecoderState:
         want = have + rows
         buf_k, buf_v = self.buffers if self.buffers is not None else (self.self_k, self.self_v)
         if (buf_k.size(1) >= want and buf_k.size(3) == self.capacity
-                and buf_k.data_ptr() == self.self_k.data_ptr()):
+                and (have == 0 or buf_k.data_ptr() == self.self_k.data_ptr())):
             # the rows past the batch's in the same buffers, zeroed: the torch path reads every
             # slot below a call's total (masked ones with probability 0, and 0 x NaN is NaN)
             self.self_k, self.self_v = buf_k[:, :want], buf_v[:, :want]

@@ -74,7 +74,9 @@ class Proposal:
     or certain drafts), how many each row offers [B], the draft decoder steps taken; plain: the
     plain greedy steps to take instead (0 for none), chosen_plain: chosen by the schedule;
     verified: the positions the target computed (set by _score); lookahead: rounds of n-gram
-    drafts of up to that many tokens run in one C call instead (ngram.LookaheadRounds)."""
+    drafts of up to that many tokens run in one C call instead (ngram.LookaheadRounds);
+    drafters: the rows that drafted (Proposer.last_rows); joined: the rows that joined the
+    proposer first (Proposer.join), and the seconds that took."""
     drafts: Optional[Tensor] = None
     q: Optional[Tensor] = None
     offered: Optional[Tensor] = None
@@ -84,6 +86,8 @@ class Proposal:
     verified: int = 0
     lookahead: int = 0  # > 0: rounds of n-gram drafts of this length in one C call
     tally: Optional[Tensor] = None  # their counters (ngram.LookaheadRounds.run)
+    drafters: int = 0  # the rows the proposer drafted for
+    joined: Tuple[int, float] = (0, 0.0)  # rows that joined the proposer, and the seconds
 
 
 def _fill_holes(alive: Tensor) -> Tensor:
@@ -435,13 +439,21 @@ class SpeculativeSequenceGenerator(nn.Module):
         max_len = self.rules.max_len
         clock = self._clock(device)
         t0 = clock()
-        gamma = self.schedule.window(f.gamma)
-        proposal = self._propose(target, f.tokens, f.n_tokens, gamma, f.prefix)
+        rows = f.ids.numel()
+        # rows the proposer has no state for yet join it when this round drafts, if that pays
+        join = self.schedule.joins(rows)
+        gamma = self.schedule.window(f.gamma, 1.0 if join or not self.proposer.pending
+                                     else 1 - self.proposer.pending / rows)
+        proposal = self._propose(target, f.tokens, f.n_tokens, gamma, f.prefix, join, clock)
         t1 = clock()
         logits = self._score(target, f.tokens, f.n_tokens, proposal, f.prefix)
         t2 = clock()
+        joined, join_seconds = proposal.joined
+        t0 += join_seconds  # the draft's encoder, priced apart (RoundTimes.join)
         self.stats.seconds["drafting"] += t1 - t0
         self.stats.seconds["verifying"] += t2 - t1
+        self.stats.seconds["encoders"] += join_seconds
+        self.stats.seconds["draft_encoder"] += join_seconds
         drafts, offered, plain = proposal.drafts, proposal.offered, proposal.plain
         window = (f.n_tokens - 1)[:, None] + torch.arange(logits.size(1), device=device)[None]
         lprobs = self.rules.log_probs(self.model, logits, window, f.tokens, f.prefix)
@@ -461,7 +473,8 @@ class SpeculativeSequenceGenerator(nn.Module):
         times = RoundTimes(rows=proposal.verified, steps=proposal.steps, draft=t1 - t0,
                            verify=t2 - t1, total=clock() - t0,
                            plain=plain if proposal.chosen_plain else 0,
-                           tokens=int(keep.sum()))
+                           tokens=int(keep.sum()), drafters=proposal.drafters, joined=joined,
+                           join=join_seconds, ended=int(has_eos.sum()) if ended else 0)
         f.gamma = self.schedule.update(gamma, offered, verdict.accepted, times)
 
         self.target.rollback(target, f.n_tokens - 1)
@@ -478,20 +491,28 @@ class SpeculativeSequenceGenerator(nn.Module):
             self.proposer.select_rows(alive)
 
     def _propose(self, target, tokens: Tensor, n_tokens: Tensor, gamma: Tensor,
-                 prefix: Optional[Tensor]) -> "Proposal":
-        """The round's drafts: the proposer's, up to each row's cap; or, where the schedule
-        chose 0 or no row has a draft, plain steps to take; or rounds of n-gram drafts in one
-        C call, where they run."""
+                 prefix: Optional[Tensor], join: bool = True,
+                 clock: Callable[[], float] = time.perf_counter) -> "Proposal":
+        """The round's drafts: the proposer's, up to each row's cap (join: rows without draft
+        state get it first, timed by `clock`; else they are offered nothing); or, where the
+        schedule chose 0 or no row has a draft, plain steps to take; or rounds of n-gram
+        drafts in one C call, where they run."""
         k = int(gamma.max())
         if k == 0:  # the schedule chose plain steps: drafting does not pay
             return Proposal(plain=self.schedule.plain_steps(tokens.size(0)), chosen_plain=True)
         if self.lookahead is not None and self.lookahead.usable(
                 target, tokens.size(0), k, self.rules, prefix, int(n_tokens.min()) - 1):
-            return Proposal(lookahead=k)
+            return Proposal(lookahead=k, drafters=tokens.size(0))
+        joined = (0, 0.0)
+        if join and self.proposer.pending:
+            start, rows = clock(), self.proposer.pending
+            self.proposer.join()
+            joined = (rows, clock() - start)
         drafts, q, drafted = self.proposer.propose(tokens, n_tokens, k, prefix, self.stop_rule)
         # the proposer may stop early (EOS, a stop rule); with no draft at all, one plain step
         return Proposal(drafts, q, torch.minimum(gamma, drafted), self.proposer.last_steps,
-                        plain=1 if drafts.size(1) == 0 else 0)
+                        plain=1 if drafts.size(1) == 0 else 0,
+                        drafters=self.proposer.last_rows, joined=joined)
 
     def _score(self, target, tokens: Tensor, n_tokens: Tensor, proposal: "Proposal",
                prefix: Optional[Tensor]) -> Tensor:

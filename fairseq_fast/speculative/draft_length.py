@@ -11,6 +11,9 @@
 
 The generator asks `window` for the caps of the rows about to draft, and reports each finished
 round to `update`: what the rows were offered and kept, and what the round cost (RoundTimes).
+With in-flight batching, rows join the draft when a round first drafts for them (proposer.py);
+`joins` says whether rows without draft state should join now, and `window` is told the share
+of rows that will have a draft state (the others are offered nothing).
 
 MeasuredDraftLength prices a round of B rows drafting k tokens each as Leviathan et al. (2023) do,
 with costs measured instead of assumed:
@@ -29,6 +32,13 @@ nothing (plain_steps.py), priced at B tokens per step for the seconds a step too
 (until one is measured, a verify pass of B rows without the rest: optimistic, so it is tried).
 So a proposer that does not pay for the rows in flight, an n-gram lookup on a task that never
 copies or a weak draft where a pass costs its rows, costs little more than the default generator.
+
+Joining a row to the draft costs the draft's encoder and its encoder K/V for that sentence, once
+(in-flight batching). Rows join only while the best length, priced with every row drafting and
+each token also paying its share of a join (the seconds a row's join took, over the tokens a
+sentence has had in this run), beats plain steps; rows that have joined draft on at the best
+length for the share of rows that have (the join already paid). Where drafting breaks even on
+the decoder, the draft's encoder then never runs for the rows that would not repay it.
 
 Why measure: on a large target at batch 1 a verify pass costs about one decoder step whatever its
 width (it is bound by reading the weights), so long windows pay; at batch 8 the pass is bound by
@@ -76,20 +86,28 @@ class RoundTimes:
     total: float
     plain: int = 0  # > 0: a round of that many plain greedy steps, chosen by the schedule
     tokens: int = 0  # the tokens the round committed, all rows together
+    drafters: int = 0  # the rows that drafted (0: all of them)
+    joined: int = 0  # rows that joined the draft this round (proposer.py), not in the times
+    join: float = 0.0  # the seconds their joining took
+    ended: int = 0  # rows that finished
 
 
 class DraftLengthSchedule(Protocol):
     """Each row's window cap, within [0, maximum]: `start` for a new batch of rows, `window` for
     the rows about to draft (the batch shrinks as rows finish), `update` after each round with
     the caps it ran, the drafts offered and kept per row, and its times. A window of 0 for
-    every row is a round of `plain_steps(batch)` plain greedy steps."""
+    every row is a round of `plain_steps(batch)` plain greedy steps. `joins`: whether rows
+    without draft state join the draft in the next round that drafts; `window`'s share: the
+    rows that will draft (the others are offered nothing)."""
 
     maximum: int
     measures: bool  # whether `update` uses the times (the loop then waits for the device)
 
     def start(self, batch: int, device) -> Tensor: ...
 
-    def window(self, cap: Tensor) -> Tensor: ...
+    def window(self, cap: Tensor, share: float = 1.0) -> Tensor: ...
+
+    def joins(self, batch: int) -> bool: ...
 
     def plain_steps(self, batch: int) -> int: ...
 
@@ -108,8 +126,11 @@ class FixedDraftLength:
     def start(self, batch: int, device) -> Tensor:
         return torch.full((batch,), self.maximum, dtype=torch.long, device=device)
 
-    def window(self, cap: Tensor) -> Tensor:
+    def window(self, cap: Tensor, share: float = 1.0) -> Tensor:
         return cap
+
+    def joins(self, batch: int) -> bool:
+        return True
 
     def plain_steps(self, batch: int) -> int:
         return 1
@@ -130,8 +151,11 @@ class NoDrafts:
     def start(self, batch: int, device) -> Tensor:
         return torch.zeros(batch, dtype=torch.long, device=device)
 
-    def window(self, cap: Tensor) -> Tensor:
+    def window(self, cap: Tensor, share: float = 1.0) -> Tensor:
         return cap
+
+    def joins(self, batch: int) -> bool:
+        return True
 
     def plain_steps(self, batch: int) -> int:
         return plain_steps(batch)
@@ -215,7 +239,13 @@ class MeasuredDraftLength:
         # rows that had a draft, and rows asked, decayed alike; starting at m = 1
         self.drafting, self.asked = 1.0, 1.0
         self.rounds = 0
-        self._best: Dict[int, int] = {}  # batch size -> length, until the next refresh
+        # (batch size, share) -> length, and (batch size, "joins") -> the length with joins
+        # priced, until the next refresh
+        self._best: Dict[tuple, int] = {}
+        # joining the draft (in-flight batching): rows joined and their seconds; tokens
+        # committed and rows finished (a sentence's tokens), over the run
+        self.joined, self.join_seconds = 0, 0.0
+        self.tokens, self.ended = 0, 0
 
     @property
     def alpha(self) -> float:
@@ -229,13 +259,16 @@ class MeasuredDraftLength:
     def start(self, batch: int, device) -> Tensor:
         return torch.full((batch,), self.best(batch), dtype=torch.long, device=device)
 
-    def window(self, cap: Tensor) -> Tensor:
+    def window(self, cap: Tensor, share: float = 1.0) -> Tensor:
         batch = cap.numel()
+        if share <= 0:  # no row can draft
+            return cap.new_zeros(cap.shape)
         if self.rounds % self.REFRESH == 0:
             self._best.clear()
-        k = self._best.get(batch)
+        key = (batch, round(share, 2))
+        k = self._best.get(key)
         if k is None:
-            k = self._best[batch] = self.best(batch)
+            k = self._best[key] = self.best(batch, share)
         if self.rounds % self.EXPLORE == self.EXPLORE - 1:  # alternately one shorter, longer
             step = 1 if self.rounds // self.EXPLORE % 2 else -1
             k = min(max(k + step, 0), self.maximum)
@@ -244,14 +277,16 @@ class MeasuredDraftLength:
     def plain_steps(self, batch: int) -> int:
         return plain_steps(batch)
 
-    def best(self, batch: int) -> int:
+    def best(self, batch: int, share: float = 1.0, join: float = 0.0) -> int:
         """The window length for `batch` rows that buys the most tokens per second (0: plain
-        steps)."""
+        steps), where `share` of the rows draft and each drafted token also costs `join`
+        seconds per row."""
         rest = self.rest.nearest(batch)
         if rest is None:
             return self.initial
-        draft = self.draft[nearest_key(self.draft, batch)]
-        a, m = self.alpha, self.match
+        drafters = max(round(batch * share), 1)
+        draft = self.draft[nearest_key(self.draft, drafters)]
+        a, m = self.alpha, self.match * share
         step = self.plain.nearest(batch)
         if step is None:  # not measured yet: a pass of the batch's rows, nothing around it
             step = self.verify.optimistic(batch)
@@ -259,15 +294,36 @@ class MeasuredDraftLength:
         for k in range(1, self.maximum + 1):
             seconds = (self.verify.optimistic(round(batch * (1 + m * k)))
                        + draft.optimistic(k) + rest)
-            rate = ((1 - m) + m * (1 - a ** (k + 1)) / (1 - a)) / max(seconds, 1e-9)
+            tokens = (1 - m) + m * (1 - a ** (k + 1)) / (1 - a)
+            rate = tokens / max(seconds + tokens * batch * join, 1e-9)
             if rate > best_rate:
                 best, best_rate = k, rate
         return best
+
+    def joins(self, batch: int) -> bool:
+        """Whether rows without draft state should join: drafting with every row, each token
+        paying its share of a row's join, beats plain steps (yes until a join and a finished
+        sentence are measured)."""
+        if (not self.joined or not self.ended or not self.tokens
+                or self.rest.nearest(batch) is None):
+            return True
+        if self.rounds % self.REFRESH == 0:
+            self._best.clear()
+        key = (batch, "joins")
+        if key not in self._best:
+            per_token = (self.join_seconds / self.joined) / (self.tokens / self.ended)
+            self._best[key] = self.best(batch, 1.0, per_token)
+        return self._best[key] > 0
 
     def update(self, cap: Tensor, offered: Tensor, accepted: Tensor,
                times: RoundTimes) -> Tensor:
         self.rounds += 1
         batch = cap.numel()
+        if self.rounds > 1:  # (the first join runs the draft's encoder for the first time)
+            self.joined += times.joined
+            self.join_seconds += times.join
+        self.tokens += times.tokens
+        self.ended += times.ended
         if times.plain:
             if self.rounds > 1:
                 self.plain.add(batch, times.total / times.plain)
@@ -275,13 +331,14 @@ class MeasuredDraftLength:
         kept, rejected = (float(n) for n in (accepted.sum(), (accepted < offered).sum()))
         self.kept = 0.95 * self.kept + kept
         self.tried = 0.95 * self.tried + kept + rejected
+        drafters = times.drafters or batch  # rows without draft state were not asked
         self.drafting = 0.95 * self.drafting + float((offered > 0).sum())
-        self.asked = 0.95 * self.asked + batch
+        self.asked = 0.95 * self.asked + drafters
         if self.rounds > 1:  # the first round of a run pays for packing weights, warming caches
             self.verify.add(times.rows, times.verify)
-            if batch not in self.draft:
-                self.draft[batch] = RunningSeconds()
-            self.draft[batch].add(times.steps, times.draft)
+            if drafters not in self.draft:
+                self.draft[drafters] = RunningSeconds()
+            self.draft[drafters].add(times.steps, times.draft)
             self.rest.add(batch, max(times.total - times.draft - times.verify, 0.0))
         return cap
 
@@ -314,7 +371,7 @@ class MeasuredRate:
     def start(self, batch: int, device) -> Tensor:
         return torch.full((batch,), self.best(batch), dtype=torch.long, device=device)
 
-    def window(self, cap: Tensor) -> Tensor:
+    def window(self, cap: Tensor, share: float = 1.0) -> Tensor:
         k = self.best(cap.numel())
         if self.rounds % self.EXPLORE == self.EXPLORE - 1:  # 0 .. best + 2 in turn
             k = self.rounds // self.EXPLORE % (min(k + 2, self.maximum) + 1)
@@ -322,6 +379,9 @@ class MeasuredRate:
 
     def plain_steps(self, batch: int) -> int:
         return plain_steps(batch)
+
+    def joins(self, batch: int) -> bool:
+        return True
 
     @staticmethod
     def bucket(batch: int) -> int:

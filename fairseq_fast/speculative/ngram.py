@@ -53,6 +53,8 @@ class NgramProposer:
         self.source: Optional[Tensor] = None  # [B, S] this batch's source, rows in flight
         self.calls = 0  # decoder passes: none
         self.last_steps = 0
+        self.last_rows = 0
+        self.pending = 0  # no state to join: every row can draft at once
 
     def start(self, net_input: dict, batch: int, capacity: int,
               encoder_out: Optional[dict] = None) -> None:
@@ -74,6 +76,9 @@ class NgramProposer:
         self.source = torch.cat([_left_pad(self.source, width, self.rules.pad),
                                  _left_pad(theirs, width, self.rules.pad)])
 
+    def join(self) -> None:
+        pass
+
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
                 stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
         """As DraftModelProposer.propose; q is None (one-hot: the drafts are certain)."""
@@ -81,6 +86,7 @@ class NgramProposer:
             raise UserError("n-gram lookup drafts have no probabilities for a stop rule")
         drafts, drafted = lookup(tokens, n_tokens, self.source, self.ngram_min, self.ngram_max,
                                  k, self.rules.pad, self.rules.eos)
+        self.last_rows = tokens.size(0)
         width = drafts.size(1)
         if width:
             steps = torch.arange(width, device=tokens.device)

@@ -10,14 +10,21 @@ the token just proposed is still offered (speculative decoding's confidence stop
 
 The draft's cache may lag one token behind the committed text (when every draft was kept, the
 draft never read its own last guess); the first step of the next round feeds each row whatever it
-has not read yet (1 or 2 tokens), as gpt-fast does.
+has not read yet (1 or 2 tokens, more after rounds of plain steps), as gpt-fast does.
+
+A row gets draft state only when a round first drafts for it (the loop calls `join` then),
+whether it came with a batch (start) or joined the rows in flight (admit): the draft's encoder
+then runs for its batch, and the row reads its committed text in its first step. Until then
+the row has no draft state and is offered nothing, so where a schedule finds that drafting does
+not pay (draft_length.py: plain steps) the draft's encoder does not run for the rows it never
+drafts for. `pending` counts those rows.
 
 Greedy drafting without a stop rule, forced prefix or n-gram blocking runs its k steps in one C
 call where the draft's backend allows (its greedy steps: decoding/greedy_steps.py on the CPU, one
 CUDA graph replay on a GPU, decoding/graph_steps.py): the same proposals, without ~30 tensor ops
 a step.
 """
-from typing import Optional, Protocol, Tuple
+from typing import List, Optional, Protocol, Tuple
 
 import torch
 from torch import Tensor
@@ -34,6 +41,8 @@ class Proposer(Protocol):
     """Proposes drafts for the speculative loop (generators/speculative.py)."""
 
     last_steps: int  # decoder passes of the last propose()
+    last_rows: int  # rows that drafted in the last propose()
+    pending: int  # rows in flight without draft state yet (join() gives it to them)
 
     def start(self, net_input: dict, batch: int, capacity: int,
               encoder_out: Optional[dict] = None) -> None:
@@ -49,9 +58,13 @@ class Proposer(Protocol):
         """Sentences lo .. hi - 1 of a prepared batch join the rows in flight, after them
         (fresh: there are none yet, whatever an earlier batch left)."""
 
+    def join(self) -> None:
+        """The rows without draft state (pending) get it."""
+
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
                 stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
-        """Drafts [B, k'], their distributions q [B, k', V] or None, drafts per row [B]."""
+        """Drafts [B, k'], their distributions q [B, k', V] or None, drafts per row [B]; rows
+        without draft state are offered nothing."""
 
     def rollback(self, n_tokens: Tensor) -> None:
         """Each row kept n_tokens[b] tokens (BOS included)."""
@@ -82,44 +95,83 @@ class DraftModelProposer:
         self.steps = self.backend.greedy_steps if sampler is None else None
         self.calls = 0  # decoder forward passes
         self.last_steps = 0  # decoder passes of the last propose()
+        self.last_rows = 0
+        # per row in flight: None once it has draft state (its row of self.state, in the
+        # same order), else (its batch's _Sources, its sentence there)
+        self.waiting: List[Optional[Tuple["_Sources", int]]] = []
+        self.pending = 0
+        self.capacity = 0  # slots a joining row's state starts with
+        self._reuse = None  # buffers a new state takes, where the last one was dropped
 
     def start(self, net_input: dict, batch: int, capacity: int,
               encoder_out: Optional[dict] = None) -> None:
-        if not self.shared_encoder:
-            encoder_out = encode(self.model, self.encoder, net_input)
-        self.state = self.backend.init_state(encoder_out, batch, capacity,
-                                             reuse=None if self.state is None
-                                             else self.state.buffers)
+        self.admit(self.prepare(net_input, encoder_out), 0, batch, capacity, fresh=True)
 
-    def prepare(self, net_input: dict, encoder_out: Optional[dict] = None):
-        if not self.shared_encoder:
-            encoder_out = encode(self.model, self.encoder, net_input)
-        return CrossSource(self.backend.lean, encoder_out)
+    def prepare(self, net_input: dict, encoder_out: Optional[dict] = None) -> "_Sources":
+        return _Sources(net_input, encoder_out if self.shared_encoder else None)
 
-    def admit(self, prepared, lo: int, hi: int, capacity: int, fresh: bool = False) -> None:
-        reuse = None if self.state is None else self.state.buffers
-        self.state = self.backend.admit(None if fresh else self.state, prepared, lo, hi,
-                                        capacity, reuse=reuse)
+    def admit(self, prepared: "_Sources", lo: int, hi: int, capacity: int,
+              fresh: bool = False) -> None:
+        if fresh:
+            self._drop_state()
+            self.waiting, self.pending = [], 0
+        self.waiting.extend((prepared, i) for i in range(lo, hi))
+        self.pending += hi - lo
+        self.capacity = capacity
 
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
                 stop: Optional[StopRule] = None) -> Tuple[Tensor, Optional[Tensor], Tensor]:
         """tokens [B, L] (committed text, BOS at 0; scratch after n_tokens[b]); n_tokens [B].
         Writes drafts to tokens[b, n_tokens[b] + j]. Drafting ends when every row has proposed
-        EOS or been stopped by `stop`.
+        EOS or been stopped by `stop`. Rows without draft state (join() not called since they
+        came) draft nothing (drafted 0).
         Returns drafts [B, k'], q [B, k', V] | None, drafted [B] (drafts offered per row;
         k' = max(drafted) <= k)."""
+        bsz = tokens.size(0)
+        if not self.pending:
+            self.last_rows = bsz
+            return self._propose(tokens, n_tokens, k, prefix, stop)
+        # only the rows with draft state draft; the others are offered nothing
+        rows = self._rows_with_state(tokens.device)
+        self.last_rows = rows.numel()
+        drafted = torch.zeros(bsz, dtype=torch.long, device=tokens.device)
+        if rows.numel() == 0:
+            self.last_steps = 0
+            return tokens.new_empty(bsz, 0), None, drafted
+        part = tokens.index_select(0, rows)
+        drafts, q, theirs = self._propose(part, n_tokens.index_select(0, rows), k,
+                                          None if prefix is None
+                                          else prefix.index_select(0, rows), stop)
+        tokens.index_copy_(0, rows, part)  # their drafts, in the scratch area
+        drafted[rows] = theirs
+        out = tokens.new_full((bsz, drafts.size(1)), self.rules.pad)
+        out[rows] = drafts
+        if q is not None:
+            q_all = q.new_zeros((bsz,) + q.shape[1:])
+            q_all[rows] = q
+            q = q_all
+        return out, q, drafted
+
+    def _propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
+                 stop: Optional[StopRule]) -> Tuple[Tensor, Optional[Tensor], Tensor]:
+        """propose() for rows that all have draft state (the state's rows, in order)."""
         state = self.state
         bsz = tokens.size(0)
         rows = torch.arange(bsz, device=tokens.device)
-        # catch up: feed tokens[cached .. n_tokens - 1] (1 or 2 per row, right-padded)
+        # catch up: feed tokens[cached .. n_tokens - 1] (1 or 2 per row, more after plain
+        # steps or for a row that just joined; right-padded)
         unread = n_tokens - state.lengths  # [B], >= 1
         width = int(unread.max())
         index = (state.lengths[:, None] + torch.arange(width, device=tokens.device)[None, :])
         feed = tokens.gather(1, index.clamp(max=tokens.size(1) - 1))
         first = n_tokens - 1
-        whole = self.steps  # runs the whole propose() in one call where it takes it
+        # runs the whole propose() in one call where it takes it, and where the catch-up is
+        # not mostly padding (the call computes every row `width` inputs wide; the steps below
+        # read each row's own unread inputs only)
+        whole = self.steps
         if (whole is not None and stop is None and prefix is None
-                and self.rules.no_repeat_ngram_size == 0 and whole.usable(state, bsz, width)):
+                and self.rules.no_repeat_ngram_size == 0 and whole.usable(state, bsz, width)
+                and (width <= 2 or bsz * width <= 2 * int(unread.sum()))):
             drafts = whole.run(state, feed, unread, first, k, self.rules)
             steps = drafts.size(1)
             self.calls += steps
@@ -135,10 +187,9 @@ class DraftModelProposer:
         ended = None  # without a stop rule: rows that proposed EOS so far
         withdraw = 1 if stop is not None and stop.discards_last else 0
         for j in range(k):
-            logits = self.backend.forward(state, feed)
+            logits = self.backend.forward(state, feed, counts=unread if width > 1 else None)
             self.calls += 1
             if width > 1:
-                state.lengths = state.lengths - (width - unread)  # forget the padding fillers
                 logits = logits[rows, last][:, None]
                 width, last = 1, torch.zeros_like(last)
             else:
@@ -199,10 +250,103 @@ class DraftModelProposer:
 
     def rollback(self, n_tokens: Tensor) -> None:
         """Rows now hold n_tokens[b] committed tokens; keep only cache entries that match them."""
-        self.backend.rollback(self.state, n_tokens - 1)
+        if self.pending:
+            n_tokens = n_tokens.index_select(0, self._rows_with_state(n_tokens.device))
+        if self.state is not None and n_tokens.numel():
+            self.backend.rollback(self.state, n_tokens - 1)
 
     def select_rows(self, rows: Tensor) -> None:
-        self.state.select_rows(rows)
+        if not self.pending:
+            self.state.select_rows(rows)
+            self.waiting = [None] * rows.numel()
+            return
+        picked = rows.tolist()
+        place, kept = {}, 0  # the state's row of each row with state
+        for row, entry in enumerate(self.waiting):
+            if entry is None:
+                place[row] = kept
+                kept += 1
+        theirs = [place[row] for row in picked if row in place]
+        if not theirs:
+            self._drop_state()
+        elif self.state is not None:
+            self.state.select_rows(torch.tensor(theirs, dtype=torch.long, device=rows.device))
+        self.waiting = [self.waiting[row] for row in picked]
+        self.pending = sum(entry is not None for entry in self.waiting)
+
+    # -- rows joining the draft ------------------------------------------------------------------
+    def _rows_with_state(self, device) -> Tensor:
+        return torch.tensor([row for row, entry in enumerate(self.waiting) if entry is None],
+                            dtype=torch.long, device=device)
+
+    def _buffers(self):
+        return self.state.buffers if self.state is not None else self._reuse
+
+    def _drop_state(self) -> None:
+        """No row has draft state: the state goes, its buffers are kept for the next one."""
+        self._reuse = self._buffers()
+        self.state = None
+
+    def join(self) -> None:
+        """Every row without draft state gets it: its batch's sources are encoded (once per
+        batch, when its first row joins), its encoder K/V join the state as new rows, and the
+        state's rows are put in the rows' order. Its committed text is read at its next
+        draft step (the catch-up)."""
+        joining = sorted(((entry[0].serial, entry[1], row)
+                          for row, entry in enumerate(self.waiting) if entry is not None))
+        order = {}  # row -> its row in the grown state
+        kept = 0
+        for row, entry in enumerate(self.waiting):
+            if entry is None:
+                order[row] = kept
+                kept += 1
+        state = self.state
+        i = 0
+        while i < len(joining):  # runs of consecutive sentences of one batch, in order
+            j = i + 1
+            while (j < len(joining) and joining[j][0] == joining[i][0]
+                   and joining[j][1] == joining[j - 1][1] + 1):
+                j += 1
+            sources = self.waiting[joining[i][2]][0]
+            cross = sources.cross_source(self)
+            reuse = None if state is not None else self._reuse
+            state = self.backend.admit(state, cross, joining[i][1], joining[j - 1][1] + 1,
+                                       self.capacity, reuse=reuse)
+            for _, _, row in joining[i:j]:
+                order[row] = kept
+                kept += 1
+            i = j
+        self.state, self._reuse = state, None
+        state.select_rows(torch.tensor([order[row] for row in range(len(self.waiting))],
+                                       dtype=torch.long, device=state.lengths.device))
+        self.waiting, self.pending = [None] * len(self.waiting), 0
+
+    def encode(self, sources: "_Sources") -> CrossSource:
+        """The draft's encoder K/V source for a batch of sources."""
+        encoder_out = sources.encoder_out
+        if not self.shared_encoder:
+            encoder_out = encode(self.model, self.encoder, sources.net_input)
+        return CrossSource(self.backend.lean, encoder_out)
+
+
+class _Sources:
+    """A batch's sources whose rows join the draft when a round first drafts for them: the
+    draft's encoder runs for the whole batch when its first row joins (the numbers a batch's
+    rows would get together). encoder_out: the target's, where the draft shares its encoder."""
+
+    _serial = 0
+
+    def __init__(self, net_input: dict, encoder_out: Optional[dict]):
+        self.net_input, self.encoder_out = net_input, encoder_out
+        self.cross: Optional[CrossSource] = None
+        _Sources._serial += 1
+        self.serial = _Sources._serial  # batches join in the order they were prepared
+
+    def cross_source(self, proposer: DraftModelProposer) -> CrossSource:
+        if self.cross is None:
+            self.cross = proposer.encode(self)
+            self.net_input = self.encoder_out = None  # the encoder output is the source's now
+        return self.cross
 
 
 class NoProposer:
@@ -210,6 +354,8 @@ class NoProposer:
 
     calls = 0
     last_steps = 0
+    last_rows = 0
+    pending = 0
 
     def start(self, net_input: dict, batch: int, capacity: int,
               encoder_out: Optional[dict] = None) -> None:
@@ -219,6 +365,9 @@ class NoProposer:
         return None
 
     def admit(self, prepared, lo: int, hi: int, capacity: int, fresh: bool = False) -> None:
+        pass
+
+    def join(self) -> None:
         pass
 
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],

@@ -34,8 +34,8 @@ class SpecStats:
     plain_steps: int = 0  # their steps
     plain_committed: int = 0  # tokens they wrote
     # wall seconds by phase (time.perf_counter around each; on a GPU, work still queued when a
-    # phase ends counts in the phase that waits for it): "encoders" (the encoders, the
-    # encoder K/V and the draft's start), "draft_encoder" (the draft's share of "encoders"),
+    # phase ends counts in the phase that waits for it): "encoders" (the encoders and the
+    # encoder K/V, the draft's as rows join it), "draft_encoder" (the draft's share of them),
     # "drafting" (the rounds' proposals) and "verifying" (verify passes, plain steps and
     # n-gram rounds in one C call)
     seconds: Counter = field(default_factory=Counter)
