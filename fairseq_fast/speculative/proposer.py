@@ -13,11 +13,11 @@ draft never read its own last guess); the first step of the next round feeds eac
 has not read yet (1 or 2 tokens, more after rounds of plain steps), as gpt-fast does.
 
 A row gets draft state only when a round first drafts for it (the loop calls `join` then),
-whether it came with a batch (start) or joined the rows in flight (admit): the draft's encoder
-then runs for its batch, and the row reads its committed text in its first step. Until then
-the row has no draft state and is offered nothing, so where a schedule finds that drafting does
-not pay (draft_length.py: plain steps) the draft's encoder does not run for the rows it never
-drafts for. `pending` counts those rows.
+whether it came with a batch (start, on the CPU) or joined the rows in flight (admit): the
+draft's encoder then runs for its batch, and the row reads its committed text in its first
+step. Until then the row has no draft state and is offered nothing, so where a schedule finds
+that drafting does not pay (draft_length.py: plain steps) the draft's encoder does not run for
+the rows it never drafts for. `pending` counts those rows.
 
 Greedy drafting without a stop rule, forced prefix or n-gram blocking runs its k steps in one C
 call where the draft's backend allows (its greedy steps: decoding/greedy_steps.py on the CPU, one
@@ -105,7 +105,16 @@ class DraftModelProposer:
 
     def start(self, net_input: dict, batch: int, capacity: int,
               encoder_out: Optional[dict] = None) -> None:
-        self.admit(self.prepare(net_input, encoder_out), 0, batch, capacity, fresh=True)
+        if net_input["src_tokens"].device.type == "cpu":  # its rows join as rounds draft
+            self.admit(self.prepare(net_input, encoder_out), 0, batch, capacity, fresh=True)
+            return
+        # on a GPU, at once: the draft's graphs are recorded for a whole batch's state
+        if not self.shared_encoder:
+            encoder_out = encode(self.model, self.encoder, net_input)
+        self.state = self.backend.init_state(encoder_out, batch, capacity,
+                                             reuse=self._buffers())
+        self._reuse = None
+        self.waiting, self.pending = [None] * batch, 0
 
     def prepare(self, net_input: dict, encoder_out: Optional[dict] = None) -> "_Sources":
         return _Sources(net_input, encoder_out if self.shared_encoder else None)
