@@ -365,7 +365,8 @@ def markdown(report, envs, png=None, md=MARKDOWN, plots=None, kept=None, header=
              f"| CPU | {env['cpu']} ({env['isa']}), {cores}{env['logical_cpus']} logical CPUs |",
              f"| torch | {env['torch']} |", f"| fairseq | {env['fairseq']} |",
              f"| CTranslate2 | {env['ctranslate2']} |",
-             f"| date | {dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else "") + f"{note} |",
+             f"| date | {dates[0]}" + (f" to {dates[-1]}" if dates[-1] != dates[0] else "")
+             + f"{note} |",
              "| run | " + ("`--quick`: fewer sentences and repeats, a smoke run whose figures are "
                           "noisy" if quick else "full") + " |", "",
              "The demo pair (`user_dir_examples/bible_es_en`: a 256-dim target with 4 encoder "

@@ -226,7 +226,8 @@ class DecoderState:
         self.cross_mask = mask[:want] if bool(mask[:want].any()) else None
 
     def rollback_to(self, lengths: Tensor) -> None:
-        """Keep only the first `lengths[b]` cached inputs of each row (lengths [B], never larger)."""
+        """Keep at most the first `lengths[b]` cached inputs of each row (lengths [B]); a row
+        that holds fewer keeps all of its own."""
         self.lengths = torch.minimum(self.lengths, lengths)
 
     def select_rows(self, rows: Tensor) -> None:
