@@ -24,7 +24,7 @@ call where the draft's backend allows (its greedy steps: decoding/greedy_steps.p
 CUDA graph replay on a GPU, decoding/graph_steps.py): the same proposals, without ~30 tensor ops
 a step.
 """
-from typing import List, Optional, Protocol, Tuple
+from typing import Dict, List, Optional, Protocol, Tuple
 
 import torch
 from torch import Tensor
@@ -102,6 +102,7 @@ class DraftModelProposer:
         self.pending = 0
         self.capacity = 0  # slots a joining row's state starts with
         self._reuse = None  # buffers a new state takes, where the last one was dropped
+        self._prepared = 0  # batches prepared: they join in this order
 
     def start(self, net_input: dict, batch: int, capacity: int,
               encoder_out: Optional[dict] = None) -> None:
@@ -117,7 +118,9 @@ class DraftModelProposer:
         self.waiting, self.pending = [None] * batch, 0
 
     def prepare(self, net_input: dict, encoder_out: Optional[dict] = None) -> "_Sources":
-        return _Sources(net_input, encoder_out if self.shared_encoder else None)
+        self._prepared += 1
+        return _Sources(net_input, encoder_out if self.shared_encoder else None,
+                        self._prepared)
 
     def admit(self, prepared: "_Sources", lo: int, hi: int, capacity: int,
               fresh: bool = False) -> None:
@@ -270,11 +273,7 @@ class DraftModelProposer:
             self.waiting = [None] * rows.numel()
             return
         picked = rows.tolist()
-        place, kept = {}, 0  # the state's row of each row with state
-        for row, entry in enumerate(self.waiting):
-            if entry is None:
-                place[row] = kept
-                kept += 1
+        place = self._state_rows()
         theirs = [place[row] for row in picked if row in place]
         if not theirs:
             self._drop_state()
@@ -284,6 +283,11 @@ class DraftModelProposer:
         self.pending = sum(entry is not None for entry in self.waiting)
 
     # -- rows joining the draft ------------------------------------------------------------------
+    def _state_rows(self) -> Dict[int, int]:
+        """The state's row of each row in flight that has one."""
+        rows = [row for row, entry in enumerate(self.waiting) if entry is None]
+        return dict(zip(rows, range(len(rows))))
+
     def _rows_with_state(self, device) -> Tensor:
         return torch.tensor([row for row, entry in enumerate(self.waiting) if entry is None],
                             dtype=torch.long, device=device)
@@ -303,12 +307,8 @@ class DraftModelProposer:
         draft step (the catch-up)."""
         joining = sorted(((entry[0].serial, entry[1], row)
                           for row, entry in enumerate(self.waiting) if entry is not None))
-        order = {}  # row -> its row in the grown state
-        kept = 0
-        for row, entry in enumerate(self.waiting):
-            if entry is None:
-                order[row] = kept
-                kept += 1
+        order = self._state_rows()  # row -> its row in the grown state
+        kept = len(order)
         state = self.state
         i = 0
         while i < len(joining):  # runs of consecutive sentences of one batch, in order
@@ -341,15 +341,13 @@ class DraftModelProposer:
 class _Sources:
     """A batch's sources whose rows join the draft when a round first drafts for them: the
     draft's encoder runs for the whole batch when its first row joins (the numbers a batch's
-    rows would get together). encoder_out: the target's, where the draft shares its encoder."""
+    rows would get together). encoder_out: the target's, where the draft shares its encoder;
+    serial: the batch's place in the order the proposer prepared them."""
 
-    _serial = 0
-
-    def __init__(self, net_input: dict, encoder_out: Optional[dict]):
+    def __init__(self, net_input: dict, encoder_out: Optional[dict], serial: int):
         self.net_input, self.encoder_out = net_input, encoder_out
+        self.serial = serial
         self.cross: Optional[CrossSource] = None
-        _Sources._serial += 1
-        self.serial = _Sources._serial  # batches join in the order they were prepared
 
     def cross_source(self, proposer: DraftModelProposer) -> CrossSource:
         if self.cross is None:
