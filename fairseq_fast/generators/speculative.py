@@ -23,7 +23,9 @@ In-flight batching (generate_stream): the same rounds over a stream of batches, 
 of rows in flight; between rounds, waiting sentences take the places of the rows that finished
 (their batch's encoder output; their encoder K/V, projected as they join (CrossSource), and
 padding joining the decoder states: DecoderState.admit), and each batch is handed back, in
-order, once all its sentences are done.
+order, once all its sentences are done. A row gets the draft's state only in the first round
+that drafts for it, where the schedule finds that drafting repays the draft's encoder
+(proposer.py, draft_length.py); until then it is offered nothing.
 A sentence's output is what generate() gives it in its own batch.
 
 The proposer (draft_method):
