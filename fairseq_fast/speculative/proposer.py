@@ -99,7 +99,6 @@ class DraftModelProposer:
         # per row in flight: None once it has draft state (its row of self.state, in the
         # same order), else (its batch's _Sources, its sentence there)
         self.waiting: List[Optional[Tuple["_Sources", int]]] = []
-        self.pending = 0
         self.capacity = 0  # slots a joining row's state starts with
         self._reuse = None  # buffers a new state takes, where the last one was dropped
         self._prepared = 0  # batches prepared: they join in this order
@@ -115,7 +114,7 @@ class DraftModelProposer:
         self.state = self.backend.init_state(encoder_out, batch, capacity,
                                              reuse=self._buffers())
         self._reuse = None
-        self.waiting, self.pending = [None] * batch, 0
+        self.waiting = [None] * batch
 
     def prepare(self, net_input: dict, encoder_out: Optional[dict] = None) -> "_Sources":
         self._prepared += 1
@@ -126,9 +125,8 @@ class DraftModelProposer:
               fresh: bool = False) -> None:
         if fresh:
             self._drop_state()
-            self.waiting, self.pending = [], 0
+            self.waiting = []
         self.waiting.extend((prepared, i) for i in range(lo, hi))
-        self.pending += hi - lo
         self.capacity = capacity
 
     def propose(self, tokens: Tensor, n_tokens: Tensor, k: int, prefix: Optional[Tensor],
@@ -280,17 +278,23 @@ class DraftModelProposer:
         elif self.state is not None:
             self.state.select_rows(torch.tensor(theirs, dtype=torch.long, device=rows.device))
         self.waiting = [self.waiting[row] for row in picked]
-        self.pending = sum(entry is not None for entry in self.waiting)
 
     # -- rows joining the draft ------------------------------------------------------------------
+    @property
+    def pending(self) -> int:
+        return sum(entry is not None for entry in self.waiting)
+
+    def _with_state(self) -> List[int]:
+        """The rows in flight that have draft state, in the order of the state's rows."""
+        return [row for row, entry in enumerate(self.waiting) if entry is None]
+
     def _state_rows(self) -> Dict[int, int]:
         """The state's row of each row in flight that has one."""
-        rows = [row for row, entry in enumerate(self.waiting) if entry is None]
+        rows = self._with_state()
         return dict(zip(rows, range(len(rows))))
 
     def _rows_with_state(self, device) -> Tensor:
-        return torch.tensor([row for row, entry in enumerate(self.waiting) if entry is None],
-                            dtype=torch.long, device=device)
+        return torch.tensor(self._with_state(), dtype=torch.long, device=device)
 
     def _buffers(self):
         return self.state.buffers if self.state is not None else self._reuse
@@ -328,7 +332,7 @@ class DraftModelProposer:
         self.state, self._reuse = state, None
         state.select_rows(torch.tensor([order[row] for row in range(len(self.waiting))],
                                        dtype=torch.long, device=state.lengths.device))
-        self.waiting, self.pending = [None] * len(self.waiting), 0
+        self.waiting = [None] * len(self.waiting)
 
     def encode(self, sources: "_Sources") -> CrossSource:
         """The draft's encoder K/V source for a batch of sources."""
