@@ -242,6 +242,7 @@ class MeasuredDraftLength:
         # (batch size, share) -> length, and (batch size, "joins") -> the length with joins
         # priced, until the next refresh
         self._best: Dict[tuple, int] = {}
+        self._refreshed = -1  # the round _best was last cleared in
         # joining the draft (in-flight batching): rows joined and their seconds; tokens
         # committed and rows finished (a sentence's tokens), over the run
         self.joined, self.join_seconds = 0, 0.0
@@ -263,12 +264,7 @@ class MeasuredDraftLength:
         batch = cap.numel()
         if share <= 0:  # no row can draft
             return cap.new_zeros(cap.shape)
-        if self.rounds % self.REFRESH == 0:
-            self._best.clear()
-        key = (batch, round(share, 2))
-        k = self._best.get(key)
-        if k is None:
-            k = self._best[key] = self.best(batch, share)
+        k = self._remembered((batch, round(share, 2)), lambda: self.best(batch, share))
         if self.rounds % self.EXPLORE == self.EXPLORE - 1:  # alternately one shorter, longer
             step = 1 if self.rounds // self.EXPLORE % 2 else -1
             k = min(max(k + step, 0), self.maximum)
@@ -307,13 +303,17 @@ class MeasuredDraftLength:
         if (not self.joined or not self.ended or not self.tokens
                 or self.rest.nearest(batch) is None):
             return True
-        if self.rounds % self.REFRESH == 0:
+        per_token = (self.join_seconds / self.joined) / (self.tokens / self.ended)
+        return self._remembered((batch, "joins"), lambda: self.best(batch, 1.0, per_token)) > 0
+
+    def _remembered(self, key: tuple, choose: Callable[[], int]) -> int:
+        """choose()'s length for `key`, kept until the next refresh (every REFRESH rounds)."""
+        if self.rounds % self.REFRESH == 0 and self._refreshed != self.rounds:
             self._best.clear()
-        key = (batch, "joins")
+            self._refreshed = self.rounds
         if key not in self._best:
-            per_token = (self.join_seconds / self.joined) / (self.tokens / self.ended)
-            self._best[key] = self.best(batch, 1.0, per_token)
-        return self._best[key] > 0
+            self._best[key] = choose()
+        return self._best[key]
 
     def update(self, cap: Tensor, offered: Tensor, accepted: Tensor,
                times: RoundTimes) -> Tensor:
