@@ -322,6 +322,36 @@ def test_at_least_one_row():
         next(_build("model", target, draft).generate_stream(iter(()), 0))
 
 
+def test_streamed_seconds_leave_out_the_time_taking_batches(monkeypatch):
+    """The generation time fairseq-generate and fairseq-interactive report with
+    --inflight-batching (cli.streaming.generated_batches): the time spent taking the next
+    batch (loading it, waiting for input) is no batch's, as batch by batch it is not either.
+    A fake clock: taking a batch costs 10, generating one 1."""
+    from types import SimpleNamespace
+
+    from fairseq_fast.cli import streaming
+
+    clock = [0.0]
+    monkeypatch.setattr(streaming, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+
+    class Generator:
+        def generate_stream(self, batches, rows, ready=None):
+            for sample, _ in batches:
+                clock[0] += 1.0
+                yield sample, [[{}]]
+
+    def items():
+        for i in range(3):
+            clock[0] += 10.0
+            yield i
+
+    samples = [{"id": i} for i in range(3)]
+    got = streaming.generated_batches(
+        Generator(), None, None, items(),
+        lambda i: None if i == 1 else streaming.Request(samples[i]), rows=2)
+    assert [(item, seconds) for item, _, seconds in got] == [(0, 1.0), (1, 0.0), (2, 1.0)]
+
+
 def test_interactive_chunks_say_when_the_next_batch_needs_no_waiting():
     """fairseq-interactive's chunks as one stream (cli.streaming.Chunks): the next batch can
     be had without waiting while the chunk at hand has batches left, and always from a file;

@@ -18,6 +18,8 @@ from torch import Tensor
 
 from fairseq_fast.errors import UserError
 
+_END = object()  # what the stream of items gives once it has ended
+
 
 @dataclass(frozen=True)
 class Request:
@@ -116,7 +118,8 @@ def generated_batches(generator, task, models, items: Iterable,
     each (to seed it); seconds: the batch's own. rows > 0: streamed through
     generator.generate_stream with up to `rows` sentences in flight (constraints are not
     passed; `ready`: whether the next item can be had without waiting, as generate_stream
-    takes it); seconds: those since the batch before it was done."""
+    takes it); seconds: those since the batch before it was done, less the time spent taking
+    items (loading batches, waiting for input), which batch by batch is not counted either."""
     if not rows:
         for item in items:
             req = request(item)
@@ -132,19 +135,28 @@ def generated_batches(generator, task, models, items: Iterable,
             yield item, hypos, time.perf_counter() - start
         return
     pulled = collections.deque()  # (item, its sample or None): every item the stream took
+    taking = 0.0  # seconds spent taking items, all told
 
     def stream():
-        for item in items:
-            req = request(item)
+        nonlocal taking
+        source = iter(items)
+        while True:
+            start = time.perf_counter()
+            item = next(source, _END)
+            req = None if item is _END else request(item)
+            taking += time.perf_counter() - start
+            if item is _END:
+                return
             pulled.append((item, None if req is None else req.sample))
             if req is not None:
                 yield req.sample, req.prefix_tokens
 
-    start = time.perf_counter()
+    start, taken = time.perf_counter(), taking
     for sample, hypos in generator.generate_stream(stream(), rows, ready=ready):
+        seconds = time.perf_counter() - start - (taking - taken)
         while pulled[0][1] is not sample:  # items with nothing to generate, before it
             yield pulled.popleft()[0], None, 0.0
-        yield pulled.popleft()[0], hypos, time.perf_counter() - start
-        start = time.perf_counter()
+        yield pulled.popleft()[0], hypos, seconds
+        start, taken = time.perf_counter(), taking
     while pulled:
         yield pulled.popleft()[0], None, 0.0
