@@ -235,12 +235,26 @@ def test_torch_switch_is_warned_about_and_does_not_bypass_the_guard(tiny_pair, t
      ["--min-len 1 is more than the 0 tokens"]),
     (["--draft-path", "DRAFT"], ["--draft-path is for --generator speculative or bild"]),
     (["--fp16", "--cpu"], ["--fp16 on a CPU"]),
+    (["--sampling", "--beam", "2"],
+     ["--sampling needs --nbest equal to --beam (got --nbest 1, --beam 2)"]),
+    (["--replace-unk"], ["--replace-unk '@@ ': no such alignment dictionary file"]),
+    (["--replace-unk", ""], ["--replace-unk reads the source text", "--dataset-impl raw"]),
     (["--generator", "speculative", "--draft-path", "DRAFT", "--draft-len", "1000"],
      ["--draft-len must be at most 32 (got 1000)"]),
 ])
 def test_bad_option_is_one_line(tiny_pair, extra, needles):
     extra = [os.path.join(tiny_pair, "draft.pt") if x == "DRAFT" else x for x in extra]
     assert_one_line_error(run("fairseq-generate", gen(tiny_pair, *extra)), *needles)
+
+
+def test_no_path_is_one_line(tiny_pair):
+    result = run("fairseq-generate", [data(tiny_pair), "--gen-subset", "test", "--beam", "1"])
+    assert_one_line_error(result, "--path: give the model to generate with")
+
+
+def test_interactive_batch_larger_than_its_chunk_is_one_line(tiny_pair):
+    result = run("fairseq-interactive", interactive_args(tiny_pair) + ["--batch-size", "8"])
+    assert_one_line_error(result, "--batch-size 8 is more than --buffer-size 4")
 
 
 def test_no_summary_after_a_failed_run(tiny_pair):

@@ -11,6 +11,11 @@ badly, checked with one line when the command line is parsed (overrides.parse_ar
   after loading the data. `--draft-path` gets the same check (checkpoints.checkpoint_file).
 - fairseq-interactive's `--input` that does not exist, is a folder or cannot be read, or `-`
   with stdin closed: fairseq raises with a traceback once the model is loaded.
+- fairseq's assertions before generation: no `--path`; `--sampling` with `--nbest` other than
+  `--beam`; fairseq-generate's `--replace-unk` on a binarised data set; fairseq-interactive's
+  `--batch-size` above `--buffer-size` (a batch is made of one chunk).
+- `--replace-unk` naming no file: fairseq opens it once the model is loaded (a bare
+  `--replace-unk` names the file "@@ ", its argparse constant).
 """
 import os
 import sys
@@ -32,6 +37,25 @@ def check(args) -> None:
         raise UserError(f"--max-len-b {max_len_b} (with --max-len-a 0) leaves no room for "
                         f"--min-len {min_len}: every output has between --min-len and "
                         f"--max-len-b tokens; raise --max-len-b or lower --min-len")
+    if not g("path"):
+        raise UserError("--path: give the model to generate with (--path MODEL.pt)")
+    if g("sampling", False) and g("nbest", 1) != g("beam", 5):
+        raise UserError(f"--sampling needs --nbest equal to --beam (got --nbest "
+                        f"{g('nbest', 1)}, --beam {g('beam', 5)}): fairseq keeps every one of "
+                        f"a sentence's --beam samples")
+    replace_unk = g("replace_unk")
+    if replace_unk and not os.path.isfile(replace_unk):  # fairseq opens it; a bare flag: "@@ "
+        raise UserError(f"--replace-unk {replace_unk!r}: no such alignment dictionary file (a "
+                        f"bare --replace-unk names the file '@@ '); --replace-unk '' copies "
+                        f"each unknown word's source word instead")
+    if g("input") is None and replace_unk is not None and g("dataset_impl") != "raw":
+        raise UserError("--replace-unk reads the source text: it needs a raw text data set "
+                        "(--dataset-impl raw)")
+    buffer_size, batch_size = g("buffer_size"), g("batch_size")
+    if buffer_size is not None and batch_size and batch_size > max(buffer_size, 1):
+        raise UserError(f"--batch-size {batch_size} is more than --buffer-size {buffer_size}: "
+                        f"fairseq-interactive makes each batch from one chunk of --buffer-size "
+                        f"lines; raise --buffer-size to at least {batch_size}")
     _check_paths(g("path"), g("checkpoint_suffix", "") or "",
                  g("checkpoint_shard_count", 1) or 1)
     _check_input(g("input"))
