@@ -11,8 +11,8 @@ badly, checked with one line when the command line is parsed (overrides.parse_ar
   after loading the data. `--draft-path` gets the same check (checkpoints.checkpoint_file).
 - fairseq-interactive's `--input` that does not exist, is a folder or cannot be read, or `-`
   with stdin closed: fairseq raises with a traceback once the model is loaded.
-- fairseq's assertions before generation: no `--path`; `--sampling` with `--nbest` other than
-  `--beam`; fairseq-generate's `--replace-unk` on a binarised data set; fairseq-interactive's
+- fairseq's assertions before generation: `--sampling` with `--nbest` other than `--beam`;
+  fairseq-generate's `--replace-unk` on a binarised data set; fairseq-interactive's
   `--batch-size` above `--buffer-size` (a batch is made of one chunk).
 - `--replace-unk` naming no file: fairseq opens it once the model is loaded (a bare
   `--replace-unk` names the file "@@ ", its argparse constant).
@@ -37,8 +37,6 @@ def check(args) -> None:
         raise UserError(f"--max-len-b {max_len_b} (with --max-len-a 0) leaves no room for "
                         f"--min-len {min_len}: every output has between --min-len and "
                         f"--max-len-b tokens; raise --max-len-b or lower --min-len")
-    if not g("path"):
-        raise UserError("--path: give the model to generate with (--path MODEL.pt)")
     if g("sampling", False) and g("nbest", 1) != g("beam", 5):
         raise UserError(f"--sampling needs --nbest equal to --beam (got --nbest "
                         f"{g('nbest', 1)}, --beam {g('beam', 5)}): fairseq keeps every one of "
