@@ -114,10 +114,10 @@ class FastGenerationConfig(FairseqDataclass):
                 "the next one takes its place, so a batch no longer waits for its slowest "
                 "sentence (fairseq-interactive: across --buffer-size chunks when --input is a "
                 "file, within each chunk on a terminal or pipe). Each sentence's output is what "
-                "it gets without this flag, and the output keeps its order. It pays where a pass "
-                "costs about the same whatever rows it holds (large models); where a pass costs "
-                "its rows (a small model on a few CPU cores) the joins can cost more than the "
-                "idle rows did"})
+                "it gets without this flag, and the output keeps its order. It pays most for "
+                "speculative decoding and BiLD, whose sentences end rounds apart, where a pass "
+                "costs about the same whatever rows it holds; where a pass costs its rows (a "
+                "small model on a few CPU cores) the joins can cost more than idle rows did"})
     postprocess_workers: int = field(default=0, metadata={
         "help": "fairseq-generate / fairseq-interactive: turn generated batches into text "
                 "(dictionary, BPE, tokenizer, scoring) in N worker processes while the next "
