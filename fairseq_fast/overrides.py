@@ -156,7 +156,8 @@ def _parse_args_and_arch(original):
         parsed = original(parser, *args, **kwargs)
         if hasattr(parsed, "generator"):
             cfg = options.resolve(parsed)
-            cli_checks.check(parsed)
+            # sys.argv (no input_args): a tool's own command line, not a program's list
+            cli_checks.check(parsed, tool=(args[0] if args else kwargs.get("input_args")) is None)
             init_skip.allow(parsed)
             _replace_cli_mains()
             _keep_last_batch()

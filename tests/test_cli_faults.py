@@ -247,6 +247,13 @@ def test_bad_option_is_one_line(tiny_pair, extra, needles):
     assert_one_line_error(run("fairseq-generate", gen(tiny_pair, *extra)), *needles)
 
 
+def test_no_path_is_one_line(tiny_pair):
+    """On a tool's command line; a program may parse generation options without --path
+    (test_multilingual's script does)."""
+    result = run("fairseq-generate", [data(tiny_pair), "--gen-subset", "test", "--beam", "1"])
+    assert_one_line_error(result, "--path: give the model to generate with")
+
+
 def test_interactive_batch_larger_than_its_chunk_is_one_line(tiny_pair):
     result = run("fairseq-interactive", interactive_args(tiny_pair) + ["--batch-size", "8"])
     assert_one_line_error(result, "--batch-size 8 is more than --buffer-size 4")

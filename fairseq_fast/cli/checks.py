@@ -11,7 +11,8 @@ badly, checked with one line when the command line is parsed (overrides.parse_ar
   after loading the data. `--draft-path` gets the same check (checkpoints.checkpoint_file).
 - fairseq-interactive's `--input` that does not exist, is a folder or cannot be read, or `-`
   with stdin closed: fairseq raises with a traceback once the model is loaded.
-- fairseq's assertions before generation: `--sampling` with `--nbest` other than `--beam`;
+- fairseq's assertions before generation: no `--path` (on a tool's own command line: a program
+  may parse generation options without one); `--sampling` with `--nbest` other than `--beam`;
   fairseq-generate's `--replace-unk` on a binarised data set; fairseq-interactive's
   `--batch-size` above `--buffer-size` (a batch is made of one chunk).
 - `--replace-unk` naming no file: fairseq opens it once the model is loaded (a bare
@@ -26,8 +27,12 @@ from fairseq_fast.checkpoints import checkpoint_file
 from fairseq_fast.errors import UserError, existing_file
 
 
-def check(args) -> None:
+def check(args, tool: bool = True) -> None:
+    """tool: the options are a tool's own command line (sys.argv), not a list a program parsed:
+    only a tool needs --path."""
     g = lambda name, default=None: getattr(args, name, default)  # noqa: E731
+    if tool and not g("path"):
+        raise UserError("--path: give the model to generate with (--path MODEL.pt)")
     if g("fp16", False) and (g("cpu", False) or not torch.cuda.is_available()):
         raise UserError("--fp16 on a CPU: half precision is emulated there (several times slower "
                         "than float32) and its hypotheses differ from stock fairseq's; run "
