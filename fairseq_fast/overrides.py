@@ -151,13 +151,13 @@ def _add_generation_args(original):
 
 
 def _parse_args_and_arch(original):
-    def parse_args_and_arch(parser, *args, **kwargs):
+    def parse_args_and_arch(parser, input_args=None, *args, **kwargs):
         command_line_errors()
-        parsed = original(parser, *args, **kwargs)
+        parsed = original(parser, input_args, *args, **kwargs)
         if hasattr(parsed, "generator"):
             cfg = options.resolve(parsed)
-            # sys.argv (no input_args): a tool's own command line, not a program's list
-            cli_checks.check(parsed, tool=(args[0] if args else kwargs.get("input_args")) is None)
+            # no input_args (sys.argv): a tool's own command line, not a program's list
+            cli_checks.check(parsed, tool=input_args is None)
             init_skip.allow(parsed)
             _replace_cli_mains()
             _keep_last_batch()

@@ -444,8 +444,8 @@ class SpeculativeSequenceGenerator(nn.Module):
         rows = f.ids.numel()
         # rows the proposer has no state for yet join it when this round drafts, if that pays
         join = self.schedule.joins(rows)
-        gamma = self.schedule.window(f.gamma, 1.0 if join or not self.proposer.pending
-                                     else 1 - self.proposer.pending / rows)
+        pending = self.proposer.pending
+        gamma = self.schedule.window(f.gamma, 1.0 if join or not pending else 1 - pending / rows)
         proposal = self._propose(target, f.tokens, f.n_tokens, gamma, f.prefix, join, clock)
         t1 = clock()
         logits = self._score(target, f.tokens, f.n_tokens, proposal, f.prefix)
