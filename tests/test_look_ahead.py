@@ -1,14 +1,17 @@
 """The default generator's greedy look-ahead (ensemble.py, beam_search.look_ahead): several greedy
-steps in one C call, the search reading their scores afterwards. Its hypotheses, scores,
-positional scores and attention are those of the same generator stepping one token at a time
-(the path the float64 tests compare with stock), in float32 where the C steps run; a row whose
-search chooses another token than the one fed ahead ends the look-ahead and nothing else."""
+steps in one C call, the search reading their scores afterwards, a call's steps in one block
+(beam_search.greedy_block). Its hypotheses, scores, positional scores and attention are those of
+the same generator stepping one token at a time (the path the float64 tests compare with stock),
+in float32 where the C steps run; a row whose search chooses another token than the one fed
+ahead ends the look-ahead and nothing else."""
 import dataclasses
+import math
 
 import pytest
 import torch
 
 import fairseq_fast  # noqa: F401  (applies the overrides)
+from fairseq_fast.decoding.ensemble import FastEnsembleModel
 from fairseq_fast.generators import beam_search
 from fairseq_fast.kernels import small_gemm
 from fairseq_fast.decoding.greedy_steps import GreedySteps
@@ -129,3 +132,89 @@ def test_batches_too_large_to_look_ahead_keep_beam_search_state(rows, origins):
     with torch.no_grad():
         generator.generate([model], source_batch(DICT, list(range(3, 3 + rows)), seed=1))
     assert (generator.model._last[0].origin is not None) == origins
+
+
+def test_blocks_give_what_reading_the_look_ahead_one_step_at_a_time_gives(monkeypatch):
+    """The search's blocks against the same look-ahead scores read one step at a time: the
+    same tokens, and the same scores, positional scores and attention to the bit."""
+    model = _model(seed=5)
+    sample = source_batch(DICT, [5, 9, 3, 7], seed=6)
+    options = {"unkpen": 0.5, "min_len": 2, "max_len_b": 40}  # rows end at 3 steps, one at 40
+    blocks = []
+    real_block = beam_search.greedy_block
+
+    def counted(*args):
+        block = real_block(*args)
+        blocks.append(block.taken)
+        return block
+    monkeypatch.setattr(beam_search, "greedy_block", counted)
+    have, _ = _generate(model, sample, monkeypatch, **options)
+    assert len(blocks) >= 3 and max(blocks) > 8
+    assert len({len(h[0]["tokens"]) for h in have}) >= 3
+    real = FastEnsembleModel.forward_decoder_ahead
+
+    def one_step(self, *args, **kwargs):
+        lprobs, attn, _ = real(self, *args, **kwargs)
+        return lprobs[:, :1], None if attn is None else attn[:, :1], None
+    monkeypatch.setattr(FastEnsembleModel, "forward_decoder_ahead", one_step)
+    want, calls = _generate(model, sample, monkeypatch, **options)
+    assert calls and max(calls) > 2  # the same look-ahead, read one step at a time
+    for w, h in zip(want, have):
+        w, h = w[0], h[0]
+        assert h["tokens"].tolist() == w["tokens"].tolist()
+        for key in ("score", "positional_scores", "attention"):
+            assert torch.equal(h[key], w[key]), key
+
+
+def _step_by_step(lprobs, prev, unk_penalty):
+    """Each row's choices and running scores, one step at a time as the step loop makes them
+    (beam_search.candidates), every step read whatever the row chose before."""
+    rows, n, _ = lprobs.shape
+    chosen = torch.empty(rows, n, dtype=torch.long)
+    running = torch.empty(rows, n)
+    for j in range(n):
+        scores, _, tokens = beam_search.candidates(
+            lprobs[:, j].clone(), prev, rows, 1, DICT.pad(), DICT.unk(), unk_penalty, DICT.eos(),
+            beam_search.NO_RULE)
+        chosen[:, j], running[:, j] = tokens[:, 0], scores[:, 0]
+        prev = scores[:, 0]
+    return chosen, running
+
+
+def _block_case(rows=3, n=6, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    lprobs = torch.randn(rows, n, len(DICT), generator=g).log_softmax(-1)
+    lprobs[:, :, DICT.eos()] = -30.0  # no EOS unless a case puts one
+    return lprobs, -torch.rand(rows, generator=g)
+
+
+@pytest.mark.parametrize("case", ["all follow", "one row chose otherwise", "a row chose EOS",
+                                  "a row scored -inf", "unk with a penalty", "NaN scores"])
+def test_a_greedy_block_is_the_steps_one_at_a_time(case):
+    """greedy_block against the rule applied step by step: every row's choices and running
+    scores to the bit over the steps it takes; a row that chose otherwise than the token fed
+    ahead holds through that step only; a row choosing EOS ends there; a row whose running score
+    is -inf goes on (stock goes on with it)."""
+    lprobs, prev = _block_case(seed=len(case))
+    penalty = 0.0
+    if case == "a row chose EOS":
+        lprobs[1, 2, DICT.eos()] = 5.0
+    if case == "a row scored -inf":
+        prev[1] = -math.inf
+    if case == "unk with a penalty":
+        penalty = 0.25
+        lprobs[0, 1:4, DICT.unk()] = 5.0
+    if case == "NaN scores":
+        lprobs[2, 3] = math.nan
+    chosen, running = _step_by_step(lprobs, prev.clone(), penalty)
+    fed = torch.cat([torch.full((3, 1), 7), chosen[:, :-1]], dim=1)
+    if case == "one row chose otherwise":
+        fed[2, 4] = int(chosen[2, 3]) % (len(DICT) - 4) + 4 + (chosen[2, 3] == 4)
+    block = beam_search.greedy_block(lprobs.clone(), fed, prev, DICT.pad(), DICT.unk(), penalty,
+                                     DICT.eos())
+    taken = {"one row chose otherwise": 4}.get(case, 6)
+    assert block.taken == taken
+    assert torch.equal(block.tokens[:, :taken], chosen[:, :taken])
+    assert torch.equal(block.running[:, :taken], running[:, :taken])
+    ends = [6, 2, 6] if case == "a row chose EOS" else [6, 6, 6]
+    assert block.ends.tolist() == ends

@@ -19,7 +19,8 @@ reorder_incremental_state. This subclass answers the same calls from a `DecoderS
     C call runs several greedy steps ahead, each step's scores and attention kept; the next
     steps read them while every row's token is the one fed ahead (the search's choice is still
     made from these scores, so a row that chose otherwise, a near-tie rounded the other way,
-    only ends the look-ahead: the cache rolls back to that step).
+    only ends the look-ahead: the cache rolls back to that step). forward_decoder_ahead hands
+    the search all the steps ahead at once.
 
 The search itself (beam search, sampling, diverse beam, constraints, ...) stays fairseq's.
 """
@@ -41,11 +42,13 @@ from fairseq_fast.decoding.model_gate import (ensemble_refusal, layerdrop_draws,
 from fairseq_fast.decoding.step_rules import StepRules
 
 STATE = "fairseq_fast"  # key of our DecoderState in fairseq's per-model incremental-state dict
-# Greedy steps per look-ahead call: LOOK_AHEAD_STEPS // rows, none below 2. Every row runs
-# until the call ends or every row has chosen EOS, and a step's extra rows cost little only
-# while the step is bound by reading the weights (a few rows): at the demo target's batch 32,
-# rows run past their EOS cost more than the calls save.
+# Greedy look-ahead: batches of up to LOOK_AHEAD_ROWS rows, LOOK_AHEAD_ROW_STEPS // rows steps
+# per call, at most LOOK_AHEAD_STEPS. Every row runs until the call ends or every row has chosen
+# EOS, so a row that ends early costs the rest of the call's steps: that pays while a step is
+# bound by reading the weights (a few rows), and the search reads a call's steps in one block.
+LOOK_AHEAD_ROWS = 8
 LOOK_AHEAD_STEPS = 16
+LOOK_AHEAD_ROW_STEPS = 64
 
 
 def _is_identity(order: Tensor, size: int) -> bool:
@@ -184,12 +187,32 @@ class FastEnsembleModel(EnsembleModel):
             self._calls.ahead = ahead.reordered(new_order)
 
     def forward_decoder(self, tokens, encoder_outs, incremental_states, temperature: float = 1.0):
+        lprobs, attn, _ = self.forward_decoder_ahead(tokens, encoder_outs, incremental_states,
+                                                     temperature)
+        # contiguous, as stock's: searches view() it, and the generator edits it
+        return lprobs[:, 0].contiguous(), None if attn is None else attn[:, 0].contiguous()
+
+    def forward_decoder_ahead(self, tokens, encoder_outs, incremental_states,
+                              temperature: float = 1.0):
+        """forward_decoder with the greedy steps computed ahead of it: (log-probs [N, n, V],
+        attention [N, n, S] | None, fed [N, n] | None). [:, 0] is this step's; where a
+        look-ahead has computed more (n > 1), [:, j] is step + j's for a row fed fed[:, j] there
+        (fed[:, 0] is each row's last token, then the C steps' choices). The search must not
+        edit the scores of a step it has not taken without calling forget_ahead."""
         start, cross = time.perf_counter(), self.seconds["cross"]
         try:
             return self._forward_decoder(tokens, encoder_outs, incremental_states, temperature)
         finally:
             self.seconds["decoder"] += (time.perf_counter() - start
                                         - (self.seconds["cross"] - cross))
+
+    def forget_ahead(self, step: int) -> None:
+        """The scores computed ahead for `step` and later are forgotten (the search edited them
+        in place): a call from there decodes afresh, the cache rolled back."""
+        ahead = self._calls.ahead
+        if ahead is not None and step - ahead.first < ahead.inputs.size(1):
+            self._calls.ahead = replace(ahead,
+                                        inputs=ahead.inputs[:, : max(step - ahead.first, 0)])
 
     def _forward_decoder(self, tokens, encoder_outs, incremental_states, temperature: float):
         step = tokens.size(1) - 1
@@ -209,9 +232,12 @@ class FastEnsembleModel(EnsembleModel):
             if j < inputs.size(1):
                 same = tokens[:, step] == inputs[:, j]
                 if bool(same.all() if ahead.every_row else same.any()):
-                    # contiguous, as stock's: searches view() it, and the generator edits it
-                    return (lprobs[:, j].contiguous(),
-                            None if attn is None else attn[:, j].contiguous())
+                    if not ahead.every_row:  # a prefix's later scores hold for some rows only
+                        return (lprobs[:, j: j + 1], None if attn is None else attn[:, j: j + 1],
+                                None)
+                    width = inputs.size(1)
+                    return (lprobs[:, j: width], None if attn is None else attn[:, j: width],
+                            inputs[:, j:])
             for backend, states in zip(self.backends, incremental_states):
                 backend.rollback(states[STATE], torch.full_like(states[STATE].lengths, step))
             calls.ahead = None
@@ -227,12 +253,11 @@ class FastEnsembleModel(EnsembleModel):
             ahead = self._steps_ahead(feed, step, encoder_outs, incremental_states)
         if ahead is not None:
             calls.ahead = ahead
-            lprobs, attn = ahead.lprobs, ahead.attn
-        else:
-            lprobs, attn = self._decode(feed, encoder_outs, incremental_states, temperature)
-            if feed.size(1) > 1:
-                calls.ahead = ScoresAhead(0, feed, lprobs, attn, every_row=False)
-        return (lprobs[:, 0].contiguous(), None if attn is None else attn[:, 0].contiguous())
+            return ahead.lprobs, ahead.attn, ahead.inputs
+        lprobs, attn = self._decode(feed, encoder_outs, incremental_states, temperature)
+        if feed.size(1) > 1:
+            calls.ahead = ScoresAhead(0, feed, lprobs, attn, every_row=False)
+        return lprobs[:, :1], None if attn is None else attn[:, :1], None
 
     def _steps_ahead(self, feed: Tensor, step: int, encoder_outs,
                      incremental_states) -> Optional[ScoresAhead]:
@@ -241,7 +266,7 @@ class FastEnsembleModel(EnsembleModel):
         not run (another model kind, dtype or device, ensembles)."""
         steps, rules = self._look_ahead.steps, self._look_ahead.rules
         rows = feed.size(0)
-        k = min(LOOK_AHEAD_STEPS // rows, rules.max_len + 1 - step)
+        k = min(LOOK_AHEAD_STEPS, LOOK_AHEAD_ROW_STEPS // rows, rules.max_len + 1 - step)
         if not self._looks_ahead(rows) or k < 2:
             return None
         state = self._state(0, rows, encoder_outs, incremental_states)
@@ -319,7 +344,7 @@ class FastEnsembleModel(EnsembleModel):
     def _looks_ahead(self, rows: int) -> bool:
         """Whether a batch of `rows` rows may look ahead (the C steps decide the rest)."""
         return (self._look_ahead is not None and self.models_size == 1
-                and LOOK_AHEAD_STEPS // rows >= 2)
+                and rows <= LOOK_AHEAD_ROWS)
 
     def _state(self, i: int, rows: int, encoder_outs, incremental_states) -> DecoderState:
         """Model i's decoder state, made at the batch's first decoder call."""

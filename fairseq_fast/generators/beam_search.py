@@ -27,13 +27,16 @@ decisions:
   * greedy (beam 1, no n-gram blocking, temperature 1): the model runs several steps ahead in
     one C call, each row fed its argmax under the step's edits (decoding/greedy_steps.py's
     steps, ensemble.py's look-ahead); this loop still chooses every token from the scores, and
-    a row choosing otherwise only ends the look-ahead.
+    a row choosing otherwise only ends the look-ahead. Past the length rules and any prefix it
+    reads a call's steps as one block (`greedy_block`: every step's candidates in one kernel
+    call, then which steps every row holds), not one Python iteration per token.
 
 Hypotheses, scores, positional scores and attention are stock's (tests/test_fast_defaults.py
 compares them with fairseq's loop in float64). Everything else goes through fairseq's loop.
 """
 import math
-from typing import Dict, List, Optional
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
 
 import torch
 from fairseq import search
@@ -114,6 +117,91 @@ def force_prefix(lprobs: Tensor, prefix: Tensor, beam: int, pad: int) -> None:
     lprobs.scatter_(1, forced, kept)  # a row without a prefix token gets its pad score back
 
 
+class AttentionHistory:
+    """Each step's encoder attention of every row [rows, S], appended once to a buffer; rows carry
+    the buffer indices of their history (`lineage` [steps, rows], reordered with the tokens),
+    and a hypothesis gathers its attention when it is finalised, instead of every step moving
+    every row's history. float32, as stock keeps it."""
+
+    def __init__(self, steps: int):
+        self.steps = steps  # the most steps a batch runs (max_len + 1)
+        self.attn: Optional[Tensor] = None  # [rows of all steps, S]
+        self.lineage: Optional[Tensor] = None  # [steps, rows]: each step's row of attn
+        self.used = 0
+
+    def append(self, step: int, attn: Tensor) -> None:
+        """attn [rows, n, S]: the attention of steps step .. step + n - 1."""
+        rows, n = attn.shape[:2]
+        if self.attn is None:  # rows only leave: the first step's rows bound them all
+            self.attn = torch.empty(rows * self.steps, attn.size(2), dtype=torch.float32,
+                                    device=attn.device)
+            self.lineage = torch.empty(self.steps, rows, dtype=torch.long, device=attn.device)
+        end = self.used + rows * n
+        self.attn[self.used: end].view(n, rows, -1).copy_(attn.transpose(0, 1))
+        torch.arange(self.used, end, out=self.lineage[step: step + n].view(-1))
+        self.used = end
+
+    def keep(self, rows: Tensor, group: int) -> None:
+        """Only the sentences at `rows` [sentences'] stay, each with its `group` rows."""
+        if self.lineage is not None:
+            self.lineage = self.lineage.view(self.lineage.size(0), -1, group)[:, rows].view(
+                -1, rows.numel() * group)
+
+    def follow(self, order: Tensor, step: int) -> None:
+        """Row i now continues row order[i]'s history of steps 0 .. step."""
+        if self.lineage is not None:
+            self.lineage[: step + 1] = self.lineage[: step + 1].index_select(1, order)
+
+    def of(self, rows: Tensor, step: int) -> Optional[Tensor]:
+        """The attention histories of `rows` through `step`: [n, S, step + 1], or None."""
+        if self.attn is None:
+            return None
+        return self.attn[self.lineage[: step + 1].index_select(1, rows).t()].transpose(1, 2)
+
+
+@dataclass
+class GreedyBlock:
+    """Beam 1's choices at several steps computed ahead (greedy_block)."""
+    taken: int  # the steps taken from the first (>= 1)
+    tokens: Tensor  # [rows, n] each step's choice
+    running: Tensor  # [rows, n] the running score after it
+    ends: Tensor  # [rows] the step (from the first, < taken) at which a row chose EOS, else n
+
+
+def greedy_block(lprobs: Tensor, fed: Tensor, prev: Tensor, pad: int, unk: int,
+                 unk_penalty: float, eos: int) -> GreedyBlock:
+    """Beam 1 at the n = lprobs.size(1) steps the look-ahead computed, past the length rules and
+    any forced prefix (rule NO_RULE). lprobs [rows, n, V] (edited in place): step j's log-probs
+    for a row fed fed[:, j] (fed[:, 0] its last token, then each step's choice in the C steps);
+    prev [rows] the running scores before the first step.
+
+    Each step's candidates come from `candidates`, as one step at a time gives them, all n steps
+    in one call: step j's from the running score the row has if it chose the token fed ahead at
+    every step before. A row's step j holds while it did (same token, same running score). The
+    block takes the steps that every row holds: a row choosing EOS (with a finite score, as
+    stock finalises) ends there; a row choosing otherwise holds through that step."""
+    rows, n, vocab = lprobs.shape
+    ahead = fed[:, 1:]
+    ahead_scores = lprobs[:, :-1].gather(2, ahead[:, :, None]).squeeze(2)
+    ahead_scores = ahead_scores.masked_fill(ahead_scores.isnan(), -math.inf)  # stock's edits
+    ahead_scores = torch.where(ahead == unk, ahead_scores - unk_penalty, ahead_scores)
+    starts = prev.new_empty(n, rows)  # float32 sums one step at a time, as the step loop adds
+    starts[0] = prev
+    for j in range(1, n):
+        torch.add(starts[j - 1], ahead_scores[:, j - 1], out=starts[j])
+    starts = starts.t()
+    scores, _, tokens = candidates(lprobs.reshape(rows * n, vocab), starts.reshape(-1),
+                                   rows * n, 1, pad, unk, unk_penalty, eos, NO_RULE)
+    chosen, running = tokens[:, 0].view(rows, n), scores[:, 0].view(rows, n)
+    eos_at = chosen.eq(eos) & running.ne(-math.inf)
+    goes_on = ~eos_at
+    goes_on[:, :-1] &= chosen[:, :-1].eq(ahead) & running[:, :-1].eq(starts[:, 1:])
+    stops = torch.where(goes_on.all(dim=1), n, (~goes_on).long().argmax(dim=1))
+    ended = (stops < n) & eos_at.gather(1, stops.clamp(max=n - 1)[:, None]).squeeze(1)
+    taken = int(torch.where((stops == n) | ended, n, stops + 1).min())
+    return GreedyBlock(taken, chosen, running, torch.where(ended & (stops < taken), stops, n))
+
+
 @torch.no_grad()
 def generate(gen, sample: Dict, bos_token: Optional[int] = None,
              prefix_tokens: Optional[Tensor] = None) -> List[List[Dict[str, Tensor]]]:
@@ -149,9 +237,7 @@ def _generate(gen, sample: Dict, bos_token: Optional[int],
     tokens = torch.full((bsz * beam, max_len + 2), gen.pad, dtype=torch.long, device=device)
     tokens[:, 0] = eos if bos_token is None else bos_token
     scores: Optional[Tensor] = None  # [rows, max_len + 1] cumulative, in the log-probs' dtype
-    attn: Optional[Tensor] = None  # [rows of all steps, S] float32 (stock keeps it so too)
-    lineage: Optional[Tensor] = None  # [max_len + 1, rows]: each step's row of attn
-    attn_rows = 0
+    history = AttentionHistory(max_len + 1)
     cands_to_ignore = torch.zeros(bsz, beam, dtype=torch.bool, device=device)
     finalized: List[List[Dict[str, Tensor]]] = [[] for _ in range(bsz)]
     finished = [False] * bsz
@@ -160,24 +246,54 @@ def _generate(gen, sample: Dict, bos_token: Optional[int],
     bbsz_offsets = (torch.arange(bsz, device=device) * beam)[:, None]
     cand_offsets = torch.arange(cand_size, device=device)
     reorder: Optional[Tensor] = None
+    # greedy steps read in blocks from the look-ahead: past the length rules and any prefix
+    first_block = None if beam != 1 or gen.repeat_ngram_blocker is not None else \
+        max(1, gen.min_len, 0 if prefix is None else prefix.size(1))
 
-    for step in range(max_len + 1):
+    step = 0
+    while True:
         if reorder is not None:
             model.reorder_incremental_state(states, reorder)
             encoder_outs = model.reorder_encoder_out(encoder_outs, reorder)
-        lprobs, avg_attn = model.forward_decoder(tokens[:, : step + 1], encoder_outs, states,
-                                                 gen.temperature)
+        lprobs, avg_attn, fed = model.forward_decoder_ahead(tokens[:, : step + 1], encoder_outs,
+                                                            states, gen.temperature)
         rows = lprobs.size(0)
         if scores is None:
             scores = torch.zeros(rows, max_len + 1, dtype=lprobs.dtype, device=device)
+        n = 1 if fed is None or first_block is None or step < first_block else \
+            min(lprobs.size(1), max_len - step)
+        if n >= 2:
+            block = greedy_block(lprobs[:, :n], fed[:, :n], scores[:, step - 1], gen.pad,
+                                 gen.unk, gen.unk_penalty, eos)
+            taken = block.taken
+            if taken < n:  # the steps past those taken were edited: decode them afresh
+                model.forget_ahead(step + taken)
+            if avg_attn is not None:
+                history.append(step, avg_attn[:, :taken])
+            tokens[:, step + 1: step + taken + 1] = block.tokens[:, :taken]
+            scores[:, step: step + taken] = block.running[:, :taken]
+            done: List[int] = []
+            for at in sorted(set(block.ends[block.ends < taken].tolist())):
+                ending = block.ends.eq(at).nonzero().view(-1)
+                done += _finalize(gen, step + at, ending, block.running[ending, at], tokens,
+                                  scores, history, finalized, finished, sentence_of,
+                                  src_lengths, max_len)
+            if all(finished):
+                break
+            step += taken
+            reorder = None
+            if done:  # beam 1: the decoder state only loses finished sentences
+                reorder, (src_lengths, cands_to_ignore, prefix), tokens, scores = _leave(
+                    done, sentence_of, beam, history, (src_lengths, cands_to_ignore, prefix),
+                    tokens, scores)
+                bsz = reorder.numel()
+                bbsz_offsets = bbsz_offsets[:bsz]
+            continue
+        lprobs = lprobs[:, 0]
+        if not lprobs.is_contiguous():  # searches view() it, and the edits write it
+            lprobs = lprobs.contiguous()
         if avg_attn is not None:
-            if attn is None:
-                attn = torch.empty(rows * (max_len + 1), avg_attn.size(1), dtype=torch.float32,
-                                   device=device)
-                lineage = torch.empty(max_len + 1, rows, dtype=torch.long, device=device)
-            attn[attn_rows: attn_rows + rows].copy_(avg_attn)
-            torch.arange(attn_rows, attn_rows + rows, out=lineage[step])
-            attn_rows += rows
+            history.append(step, avg_attn[:, :1])
         if gen.repeat_ngram_blocker is not None:  # bans (-inf): commutes with the edits
             lprobs = gen.repeat_ngram_blocker(tokens, lprobs, bsz, beam, step)
         mode = ONLY_EOS if step >= max_len else NO_EOS if step < gen.min_len else NO_RULE
@@ -193,10 +309,10 @@ def _generate(gen, sample: Dict, bos_token: Optional[int],
         eos_mask = cand_indices.eq(eos) & cand_scores.ne(-math.inf)
         eos_mask[:, :beam][cands_to_ignore] = False
         eos_rows = cand_bbsz_idx[:, :beam][eos_mask[:, :beam]]
-        done: List[int] = []
+        done = []
         if eos_rows.numel() > 0:
             eos_scores = cand_scores[:, :beam][eos_mask[:, :beam]]
-            done = _finalize(gen, step, eos_rows, eos_scores, tokens, scores, attn, lineage,
+            done = _finalize(gen, step, eos_rows, eos_scores, tokens, scores, history,
                              finalized, finished, sentence_of, src_lengths, max_len)
         if all(finished):
             break
@@ -208,22 +324,14 @@ def _generate(gen, sample: Dict, bos_token: Optional[int],
         # sentences with all their hypotheses leave the batch
         keep: Optional[Tensor] = None
         if done:
-            gone = set(done)
-            keep_list = [i for i in range(bsz) if i not in gone]
-            sentence_of = [sentence_of[i] for i in keep_list]
-            keep = torch.tensor(keep_list, device=device)
-            eos_mask, cand_beams = eos_mask[keep], cand_beams[keep]
-            cand_scores, cand_indices = cand_scores[keep], cand_indices[keep]
-            src_lengths, cands_to_ignore = src_lengths[keep], cands_to_ignore[keep]
-            if prefix is not None:
-                prefix = prefix[keep]
-            bsz = len(keep_list)
+            keep, (src_lengths, cands_to_ignore, prefix, eos_mask, cand_beams, cand_scores,
+                   cand_indices), tokens, scores = _leave(
+                done, sentence_of, beam, history,
+                (src_lengths, cands_to_ignore, prefix, eos_mask, cand_beams, cand_scores,
+                 cand_indices), tokens, scores)
+            bsz = keep.numel()
             bbsz_offsets = bbsz_offsets[:bsz]
             cand_bbsz_idx = cand_beams + bbsz_offsets
-            tokens, scores = (t.view(-1, beam, t.size(1))[keep].view(bsz * beam, -1)
-                              for t in (tokens, scores))
-            if lineage is not None:
-                lineage = lineage.view(lineage.size(0), -1, beam)[:, keep].view(-1, bsz * beam)
 
         # the first `beam` candidates that are not (finalised) EOS continue
         eos_mask[:, :beam] |= cands_to_ignore
@@ -235,16 +343,16 @@ def _generate(gen, sample: Dict, bos_token: Optional[int],
         active_bbsz_idx = cand_bbsz_idx.gather(1, active_hypos).view(-1)
         tokens.view(bsz, beam, -1)[:, :, step + 1] = cand_indices.gather(1, active_hypos)
         scores.view(bsz, beam, -1)[:, :, step] = cand_scores.gather(1, active_hypos)
+        step += 1
         if beam == 1:
             # one beam per sentence: every row continues itself (active_bbsz_idx is the
             # identity), so no history moves; the decoder state only loses finished sentences
             reorder = keep
             continue
-        tokens[:, : step + 1] = tokens[:, : step + 1].index_select(0, active_bbsz_idx)
-        if step > 0:
-            scores[:, :step] = scores[:, :step].index_select(0, active_bbsz_idx)
-        if lineage is not None:
-            lineage[: step + 1] = lineage[: step + 1].index_select(1, active_bbsz_idx)
+        tokens[:, : step] = tokens[:, : step].index_select(0, active_bbsz_idx)
+        if step > 1:
+            scores[:, : step - 1] = scores[:, : step - 1].index_select(0, active_bbsz_idx)
+        history.follow(active_bbsz_idx, step - 1)
         # the decoder state still holds the rows of before the sentences left
         reorder = active_bbsz_idx
         if keep is not None:
@@ -258,9 +366,26 @@ def _generate(gen, sample: Dict, bos_token: Optional[int],
     return finalized
 
 
+def _leave(done: List[int], sentence_of: List[int], beam: int, history: AttentionHistory,
+           per_sentence: Tuple[Optional[Tensor], ...], tokens: Tensor, scores: Tensor):
+    """The sentences at batch positions `done` leave the batch: sentence_of (in place) and the
+    history keep the others, as do the per-sentence tensors [sentences, ...] (None stays None)
+    and the rows' tokens and scores [sentences * beam, L]. Returns (the positions kept,
+    per_sentence, tokens, scores)."""
+    gone = set(done)
+    kept = [i for i in range(len(sentence_of)) if i not in gone]
+    sentence_of[:] = [sentence_of[i] for i in kept]
+    keep = torch.tensor(kept, device=tokens.device)
+    history.keep(keep, beam)
+    per_sentence = tuple(None if t is None else t[keep] for t in per_sentence)
+    tokens, scores = (t.view(-1, beam, t.size(1))[keep].view(len(kept) * beam, -1)
+                      for t in (tokens, scores))
+    return keep, per_sentence, tokens, scores
+
+
 def _finalize(gen, step: int, rows: Tensor, eos_scores: Tensor, tokens: Tensor, scores: Tensor,
-              attn: Optional[Tensor], lineage: Optional[Tensor], finalized, finished,
-              sentence_of: List[int], src_lengths: Tensor, max_len: int) -> List[int]:
+              history: AttentionHistory, finalized, finished, sentence_of: List[int],
+              src_lengths: Tensor, max_len: int) -> List[int]:
     """SequenceGenerator.finalize_hypos for hypotheses `rows` [n] ending in EOS at `step` with
     cumulative scores eos_scores [n]; returns the batch positions of sentences now finished."""
     beam = gen.beam_size
@@ -273,9 +398,7 @@ def _finalize(gen, step: int, rows: Tensor, eos_scores: Tensor, tokens: Tensor, 
     if gen.match_source_len:
         too_long = step > src_lengths.index_select(0, positions)
         eos_scores = torch.where(too_long, torch.tensor(-math.inf), eos_scores)
-    hyp_attn = None
-    if attn is not None:  # [n, S, step + 1], gathered from each row's history
-        hyp_attn = attn[lineage[: step + 1].index_select(1, rows).t()].transpose(1, 2)
+    hyp_attn = history.of(rows, step)  # [n, S, step + 1]
     position_list = positions.tolist()
     for i, pos in enumerate(position_list):
         hypos = finalized[sentence_of[pos]]
