@@ -37,18 +37,12 @@ from torch import Tensor
 from fairseq_fast.decoding.backends import DecoderBackend, GreedyStepper, decoder_backend
 from fairseq_fast.decoding.decoder_state import DecoderState, initial_capacity
 from fairseq_fast.decoding.fused_layer import FusedEncoder, encode
+from fairseq_fast.decoding.greedy_steps import steps_per_call
 from fairseq_fast.decoding.model_gate import (ensemble_refusal, layerdrop_draws, log_once,
                                               plain_log_softmax)
 from fairseq_fast.decoding.step_rules import StepRules
 
 STATE = "fairseq_fast"  # key of our DecoderState in fairseq's per-model incremental-state dict
-# Greedy look-ahead: batches of up to LOOK_AHEAD_ROWS rows, LOOK_AHEAD_ROW_STEPS // rows steps
-# per call, at most LOOK_AHEAD_STEPS. Every row runs until the call ends or every row has chosen
-# EOS, so a row that ends early costs the rest of the call's steps: that pays while a step is
-# bound by reading the weights (a few rows), and the search reads a call's steps in one block.
-LOOK_AHEAD_ROWS = 8
-LOOK_AHEAD_STEPS = 16
-LOOK_AHEAD_ROW_STEPS = 64
 
 
 def _is_identity(order: Tensor, size: int) -> bool:
@@ -266,7 +260,7 @@ class FastEnsembleModel(EnsembleModel):
         not run (another model kind, dtype or device, ensembles)."""
         steps, rules = self._look_ahead.steps, self._look_ahead.rules
         rows = feed.size(0)
-        k = min(LOOK_AHEAD_STEPS, LOOK_AHEAD_ROW_STEPS // rows, rules.max_len + 1 - step)
+        k = min(steps_per_call(rows), rules.max_len + 1 - step)
         if not self._looks_ahead(rows) or k < 2:
             return None
         state = self._state(0, rows, encoder_outs, incremental_states)
@@ -344,7 +338,7 @@ class FastEnsembleModel(EnsembleModel):
     def _looks_ahead(self, rows: int) -> bool:
         """Whether a batch of `rows` rows may look ahead (the C steps decide the rest)."""
         return (self._look_ahead is not None and self.models_size == 1
-                and rows <= LOOK_AHEAD_ROWS)
+                and steps_per_call(rows) >= 2)
 
     def _state(self, i: int, rows: int, encoder_outs, incremental_states) -> DecoderState:
         """Model i's decoder state, made at the batch's first decoder call."""

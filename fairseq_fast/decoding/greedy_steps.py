@@ -36,6 +36,20 @@ from fairseq_fast.decoding.step_rules import StepRules
 from fairseq_fast.kernels import fused
 
 
+# Greedy steps per C call: several for a batch of up to CALL_ROWS rows, CALL_ROW_STEPS // rows of
+# them, at most CALL_STEPS. Every row runs until the call ends or every row has chosen EOS, so a
+# row that ends early costs the rest of the call's steps: that pays while a step is bound by
+# reading the weights (a few rows), and each call saves the Python and tensor ops of its steps.
+CALL_ROWS, CALL_STEPS, CALL_ROW_STEPS = 8, 16, 64
+
+
+def steps_per_call(rows: int) -> int:
+    """The greedy steps one C call takes for `rows` rows: the default generator's look-ahead
+    (none where this is 1) and the speculative loop's plain rounds."""
+    rows = max(rows, 1)
+    return min(CALL_STEPS, CALL_ROW_STEPS // rows) if rows <= CALL_ROWS else 1
+
+
 def stock_normalization(model: nn.Module) -> bool:
     """Whether the model's log-probs are fairseq's own log_softmax of the logits (whose argmax
     is the logits' argmax)."""

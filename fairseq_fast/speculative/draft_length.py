@@ -71,6 +71,7 @@ from typing import Callable, Deque, Dict, Hashable, Optional, Protocol
 import torch
 from torch import Tensor
 
+from fairseq_fast.decoding.greedy_steps import steps_per_call
 from fairseq_fast.runtime import ModelRuntime
 
 
@@ -165,12 +166,10 @@ class NoDrafts:
         return cap
 
 
-PLAIN_STEPS = 16  # plain greedy steps in a round of B rows: PLAIN_STEPS // B, at least 1
-
-
 def plain_steps(batch: int) -> int:
-    """The plain greedy steps a measured schedule's round of `batch` rows takes."""
-    return max(PLAIN_STEPS // max(batch, 1), 1)
+    """The plain greedy steps a measured schedule's round of `batch` rows takes: one C call's,
+    as the default generator's look-ahead takes them."""
+    return steps_per_call(batch)
 
 
 def nearest_key(keys, key: int) -> int:
