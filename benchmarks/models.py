@@ -2,6 +2,7 @@
 F times, the demo corpus binarised for training, and the generators and decoding loop that
 every fairseq engine shares.
 """
+import hashlib
 import importlib.util
 import os
 import random
@@ -103,12 +104,13 @@ def stock_generator(task, model, gen_cfg):
 
 
 def widened_target(factor, target):
-    """Path of the demo target widened `factor` times, made (widen_model.widen_checkpoint) when
-    missing or older than the target or widen_model.py."""
+    """Path of `target` widened `factor` times (work/scale/target_xF.pt for the demo target;
+    another target's is named after it), made (widen_model.widen_checkpoint) when missing or
+    older than the target or widen_model.py."""
     widen_model = script("widen_model")
     if factor == 1:
         return target
-    path = os.path.join(SCALE_WORK, f"target_x{factor}.pt")
+    path = os.path.join(SCALE_WORK, f"{_widened_name(target)}_x{factor}.pt")
     newest = max(os.path.getmtime(target), os.path.getmtime(widen_model.__file__))
     if not os.path.exists(path) or os.path.getmtime(path) < newest:
         print(f"[scale] widening {target} x{factor} -> {path}", flush=True)
@@ -116,6 +118,17 @@ def widened_target(factor, target):
         for note in widen_model.widen_checkpoint(target, path, factor):
             print(f"[scale]   {note}", flush=True)
     return path
+
+
+def _widened_name(target):
+    """The stem of `target`'s widened checkpoints: "target" for the demo target, else its file
+    name and a digest of its full path (two targets never share one)."""
+    demo_target = os.path.join(script("demo").EXAMPLE, "target.pt")
+    full = os.path.realpath(target)
+    if full == os.path.realpath(demo_target):
+        return "target"
+    stem = os.path.splitext(os.path.basename(full))[0]
+    return f"{stem}-{hashlib.sha1(full.encode()).hexdigest()[:8]}"
 
 
 def training_data():

@@ -746,19 +746,33 @@ def draft_free_sentence(report):
     fmt = lambda setting, batch, engine: (  # noqa: E731
         f"{rows[(setting, batch, engine)]['speed_over_default']:.2f}x"
         if (setting, batch, engine) in rows else "-")
-    wide = max((r["setting"] for r in data["rows"] if r["setting"].startswith("mt x")),
-               key=lambda t: int(t[4:]), default=None)
-    text = (f"On {data.get('threads', 2)} CPU threads, greedy, with `--adaptive-draft-len`, over "
-            f"the default generator: `ngram` {fmt('copy', 1, 'ngram, adaptive')} at batch 1 and "
+
+    def widest(prefix):
+        """the setting `prefix`F with the largest F, None without one"""
+        return max((r["setting"] for r in data["rows"] if r["setting"].startswith(prefix)),
+                   key=lambda t: int(t[len(prefix):]), default=None)
+
+    wide, copy_wide = widest("mt x"), widest("copy x")
+    copy = (f"{fmt('copy', 1, 'ngram, adaptive')} at batch 1 and "
             f"{fmt('copy', 8, 'ngram, adaptive')} at batch 8 on an English denoising model "
-            f"(its output copies most of its input; `scripts/copy_pair.py`), "
+            f"(its output copies most of its input; `scripts/copy_pair.py`)")
+    if copy_wide:  # the model at a real size first
+        factor = int(copy_wide[6:])
+        copy = (f"{fmt(copy_wide, 1, 'ngram, adaptive')} at batch 1 and "
+                f"{fmt(copy_wide, 8, 'ngram, adaptive')} at batch 8 on an English denoising "
+                f"model (its output copies most of its input; `scripts/copy_pair.py`) widened "
+                f"x{factor} (the same outputs from about {factor * factor} times the weights), "
+                f"{fmt('copy', 1, 'ngram, adaptive')} and {fmt('copy', 8, 'ngram, adaptive')} "
+                f"at its own size")
+    text = (f"On {data.get('threads', 2)} CPU threads, greedy, with `--adaptive-draft-len`, over "
+            f"the default generator: `ngram` {copy}, "
             f"{fmt('long', 1, 'ngram, adaptive')} on inputs of several hundred tokens, "
             f"{fmt('mt x1', 1, 'ngram, adaptive')} on the demo Spanish→English pair")
     if wide and wide != "mt x1":
         text += f" ({fmt(wide, 1, 'ngram, adaptive')} widened {wide[3:]})"
     text += (f"; `layers` {fmt('copy', 1, 'layers, adaptive')} on the denoiser"
              + (f", {fmt(wide, 1, 'layers, adaptive')} on the demo target widened {wide[3:]}"
-                if wide else ""))
+                if wide and wide != "mt x1" else ""))
     shares = [rows.get(key, {}).get("plain_share") for key in (("copy", 1, "ngram, adaptive"),
                                                                ("copy", 1, "layers, adaptive"))]
     if all(share is not None for share in shares):

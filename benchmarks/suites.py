@@ -99,8 +99,8 @@ SUITES = (
     Suite("draftfree", "benchmark_draft_free.py",
           _s("--sentences", 20, "--batch-sentences", 48, "--long-sentences", 8,
              "--sweep-sentences", 10, "--copy-hours", 0.5, "--copy-draft-hours", 0),
-          _s("--factors", 1, "--sentences", 6, "--batch-sentences", 16, "--long-sentences", 3,
-             "--sweep-sentences", 3, "--repeats", 1, "--slices", 1)),
+          _s("--factors", 1, "--copy-factors", 1, "--sentences", 6, "--batch-sentences", 16,
+             "--long-sentences", 3, "--sweep-sentences", 3, "--repeats", 1, "--slices", 1)),
 )
 
 # the benchmarks whose full runs docs/benchmarks.md's summary is made from

@@ -4,7 +4,8 @@ draft and the default generator: on a copy-heavy pair, on the demo MT pair at x1
 with sources of several hundred tokens.
 
     python scripts/benchmark_draft_free.py [--sentences 30] [--batch-sentences 64]
-        [--long-sentences 12] [--repeats 3] [--slices 2] [--factors 1,4] [--copy work/copy]
+        [--long-sentences 12] [--repeats 3] [--slices 2] [--factors 1,4] [--copy-factors 1,4]
+        [--copy work/copy]
         [--copy-hours 0.7] [--copy-draft-hours 0.25] [--sweep-sentences 16]
         [--json work/benchmark_draft_free.json]
 
@@ -12,6 +13,8 @@ Settings (greedy, beam 1):
   copy     scripts/copy_pair.py's English->English denoising target (made when missing: about
            --copy-hours of training, then fairseq-fast-draft --copy-draft-hours for its model
            draft), its test verses; batch 1 (--sentences) and 8 (--batch-sentences)
+  copy xF  the same target widened F times (--copy-factors; scripts/widen_model.py: the same
+           outputs, so the same alpha, at a real model's size), batch 1 and 8; no model draft
   long     the same target on paragraphs of 8 test verses (several hundred tokens each, the
            output as long), batch 1 and 8 (--long-sentences)
   mt xF    the demo Spanish->English target widened F times (scripts/widen_model.py), its test
@@ -330,7 +333,8 @@ def main():
     ap.add_argument("--sweep-sentences", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--slices", type=int, default=2)
-    ap.add_argument("--factors", default="1,4")
+    ap.add_argument("--factors", default="1,4", help="widenings of the demo MT target")
+    ap.add_argument("--copy-factors", default="1,4", help="widenings of the copy target")
     ap.add_argument("--copy", default=os.path.join(WORK, "copy"),
                     help="the copy pair's folder (scripts/copy_pair.py --out)")
     ap.add_argument("--copy-hours", type=float, default=0.7)
@@ -347,9 +351,13 @@ def main():
     report = {"threads": args.threads, "draft_len": DRAFT_LEN, "copy_hours": args.copy_hours,
               "copy_draft_hours": args.copy_draft_hours, "rows": [], "sweep": [], "reuse": [],
               "widths": []}
-    for batch_size, n in ((1, args.sentences), (8, args.batch_sentences)):
-        report["rows"] += measure_setting("copy", copy_target, copy_data, copy_langs, "test",
-                                          engines(copy_draft), batch_size, n, args)
+    for factor in (int(f) for f in args.copy_factors.split(",")):
+        path = widened_target(factor, copy_target)
+        label = "copy" if factor == 1 else f"copy x{factor}"
+        options = engines(copy_draft if factor == 1 else None)
+        for batch_size, n in ((1, args.sentences), (8, args.batch_sentences)):
+            report["rows"] += measure_setting(label, path, copy_data, copy_langs, "test",
+                                              options, batch_size, n, args)
     for batch_size in (1, 8):
         report["rows"] += measure_setting(
             "long", copy_target, copy_data, copy_langs, "test1",

@@ -243,3 +243,18 @@ def test_no_benchmark_script_imports_another():
         imported |= {node.module.split(".")[0] for node in ast.walk(tree)
                      if isinstance(node, ast.ImportFrom) and node.module}
         assert not imported & scripts, f"{name}.py imports {sorted(imported & scripts)}"
+
+
+def test_each_target_has_widened_checkpoints_of_its_own(tmp_path):
+    """The demo target's keep their names (other scripts point at them); another target's never
+    take a name of the demo target's or of a third target's."""
+    import os
+
+    from benchmarks import models
+
+    demo = os.path.join(ROOT, "user_dir_examples", "bible_es_en", "target.pt")
+    names = {models._widened_name(demo), models._widened_name(str(tmp_path / "a" / "target.pt")),
+             models._widened_name(str(tmp_path / "b" / "target.pt"))}
+    assert models._widened_name(demo) == "target"
+    assert len(names) == 3
+    assert all(n.startswith("target") for n in names)
