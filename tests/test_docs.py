@@ -725,8 +725,10 @@ def test_draft_free_tables_give_the_summary_first():
     assert "| copy | 8 | 1.50x / 1.40x | - | - |" in printed
     assert "| mt x4 | 2 of 6 | 0.300 | 0.80x |" in printed
     assert "| mt x4 | 3 of 6 | 12.000 | 10.000 | 5.500 | 6.000 | 4.2% |" in printed
-    assert "| setting | batch | 1 per row | 2 per row | 5 per row |" in printed
-    assert "| copy | 8 | 2.000 (1.00x) | 3.000 (1.50x) | 6.500 (3.25x) |" in printed
+    assert "| setting | batch | 1 per row | 2 per row | 5 per row | perfect draft, at most |" \
+        in printed
+    assert "| copy | 8 | 2.000 (1.00x) | 3.000 (1.50x) | 6.500 (3.25x) | 1.54x (4 drafts) |" \
+        in printed
 
 
 def test_readme_draft_free_figures_come_from_the_draftfree_run(tmp_path):
