@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import fairseq_fast  # noqa: F401  (applies the overrides)
+from fairseq_fast.decoding import ensemble
 from fairseq_fast.decoding.ensemble import FastEnsembleModel
 from fairseq_fast.generators import beam_search
 from fairseq_fast.kernels import small_gemm
@@ -218,3 +219,47 @@ def test_a_greedy_block_is_the_steps_one_at_a_time(case):
     assert torch.equal(block.running[:, :taken], running[:, :taken])
     ends = [6, 2, 6] if case == "a row chose EOS" else [6, 6, 6]
     assert block.ends.tolist() == ends
+
+
+def test_a_row_that_chose_eos_is_not_computed_for_the_rest_of_the_call(monkeypatch):
+    """After a row has chosen EOS, the C call computes the other rows alone (the row's later
+    drafts are EOS, its scores and attention zeros), and they compute what they would beside it:
+    calls of 16 steps (long runs without the rows that ended) give, to the bit, what calls of 2
+    steps give."""
+    model = _model(seed=5)
+    sample = source_batch(DICT, [6, 6, 6, 6, 6], seed=7)
+
+    def generate(steps):
+        seen = []
+        real = GreedySteps.run_scored
+
+        def kept(self, *args, **kwargs):
+            out = real(self, *args, **kwargs)
+            seen.append(tuple(t.clone() for t in out))
+            return out
+        monkeypatch.setattr(GreedySteps, "run_scored", kept)
+        monkeypatch.setattr(ensemble, "steps_per_call", lambda rows: steps)
+        generator = TASK.build_generator([model], gen_args(beam=1, max_len_b=14))
+        try:
+            with torch.no_grad():
+                return generator.generate([model], sample), seen
+        finally:
+            monkeypatch.undo()
+
+    want, _ = generate(2)
+    have, seen = generate(16)
+    skipped = 0
+    for drafts, scores, attention in seen:
+        for row in range(drafts.size(0)):
+            eos = (drafts[row] == DICT.eos()).nonzero()
+            if eos.numel() and int(eos[0]) < drafts.size(1) - 1:
+                after = int(eos[0]) + 1
+                assert (drafts[row, after:] == DICT.eos()).all()
+                assert not scores[row, after:].any() and not attention[row, after:].any()
+                skipped += drafts.size(1) - after
+    assert skipped >= 4  # rows ended within calls while others went on
+    lengths = {h[0]["tokens"].numel() for h in have}
+    assert len(lengths) >= 3
+    for w, h in zip(want, have):
+        for key in ("tokens", "score", "positional_scores", "attention"):
+            assert torch.equal(h[0][key], w[0][key]), key

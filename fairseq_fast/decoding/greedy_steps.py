@@ -37,9 +37,11 @@ from fairseq_fast.kernels import fused
 
 
 # Greedy steps per C call: several for a batch of up to CALL_ROWS rows, CALL_ROW_STEPS // rows of
-# them, at most CALL_STEPS. Every row runs until the call ends or every row has chosen EOS, so a
-# row that ends early costs the rest of the call's steps: that pays while a step is bound by
-# reading the weights (a few rows), and each call saves the Python and tensor ops of its steps.
+# them, at most CALL_STEPS. The call runs until its last step or until every row has chosen EOS;
+# where every step's scores are kept (run_logits, run_scored) a row that has chosen EOS is left out
+# of the call's later steps, while a draft's rows (run) all run to the end. Several steps a call
+# pay while a step is bound by reading the weights (a few rows), and each call saves the Python
+# and tensor ops of its steps.
 CALL_ROWS, CALL_STEPS, CALL_ROW_STEPS = 8, 16, 64
 
 
@@ -110,7 +112,8 @@ class GreedySteps:
                    rules: StepRules, need_attn: bool):
         """run() for one input per row, every step's outputs kept: (drafts [B, k'], scores
         [B, k', N] (a shortlist's N where there is one), and with need_attn and encoder K/V
-        the last layer's encoder attention averaged over heads [B, k', S], else None)."""
+        the last layer's encoder attention averaged over heads [B, k', S], else None). After a
+        row's EOS its drafts are EOS and its scores and attention zeros (not computed)."""
         bsz, width = feed.shape
         if width != 1:  # the C call's per-step attention holds one input per row
             raise ValueError(f"run_scored takes one input per row, not {width}")

@@ -52,7 +52,8 @@ class PlainSteps:
     def run(self, state: DecoderState, tokens: Tensor, n_tokens: Tensor, steps: int,
             rules: StepRules) -> Tuple[Tensor, Tensor]:
         """Each row's next `steps` greedy tokens: (chosen [B, s], logits [B, s, V]), s <= steps
-        (fewer once every row has chosen EOS); logits[:, j] scores the token after chosen[:, j-1]
+        (fewer once every row has chosen EOS; after a row's EOS, EOS with logits of zeros: not
+        computed); logits[:, j] scores the token after chosen[:, j-1]
         (after the row's committed text for j = 0). The state must hold every committed token
         but the last (the loop's invariant); it is advanced by s."""
         bsz = tokens.size(0)

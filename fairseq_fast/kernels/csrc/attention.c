@@ -368,12 +368,14 @@ void fa_attend_units(const float *q, int64_t qb, int64_t qh, int64_t qn, float s
 }
 
 /* fa_attend_units for ragged rows: row b's queries are rows off[b] .. off[b + 1] - 1 of q
- * (row stride qn, head h at + h * qh) and of out ([off[B], H * D]); no origin, no probs. */
+ * (row stride qn, head h at + h * qh) and of out ([off[B], H * D]); no origin. probs: NULL, or
+ * [B, H, n, T] receiving row b's query j at [b, h, j] (n >= every row's count; a row of fewer
+ * queries, or none, leaves the rest unwritten). */
 void fa_attend_ragged_units(const float *q, int64_t qn, int64_t qh, float scale, const float *k,
                             const float *v, int64_t kb, int64_t kh, int64_t kt, float *out,
                             int64_t B, int64_t H, int64_t D, int64_t T, int64_t group,
                             const int64_t *kv_rows, const int64_t *start, const uint8_t *pad,
-                            const int64_t *off) {
+                            const int64_t *off, float *probs, int64_t n_probs) {
 #pragma omp for schedule(static)
   for (int64_t u = 0; u < B * H; u++) {
     const int64_t b = u / H, h = u % H, n = off[b + 1] - off[b];
@@ -382,7 +384,8 @@ void fa_attend_ragged_units(const float *q, int64_t qn, int64_t qh, float scale,
     float s[T > 0 ? T : 1];
     attend_one(q + off[b] * qn + h * qh, qn, scale, k + src * kb + h * kh, v + src * kb + h * kh,
                kt, NULL, kb, out + off[b] * H * D + h * D, H * D, n, D, T,
-               start ? start[b] + 1 : T, pad ? pad + src * T : NULL, s, NULL);
+               start ? start[b] + 1 : T, pad ? pad + src * T : NULL, s,
+               probs ? probs + (b * H + h) * n_probs * T : NULL);
   }
 }
 

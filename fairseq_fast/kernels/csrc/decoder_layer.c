@@ -131,7 +131,8 @@ void dl_norm_units(const dl_norm *nm, const float *x, float *y, int64_t R, int64
  * cross_rows [B / group] or NULL: sentence s reads cross_k/v row (and pad row) cross_rows[s];
  * cross_probs [B, H, n, S] or NULL: receives the encoder attention's probabilities.
  * off [B + 1] or NULL: ragged rows, row b's inputs are rows off[b] .. off[b + 1] - 1 of x
- * (off[B] in all, n ignored; causal decoder layers, no origin, no cross_probs).
+ * (off[B] in all, at most n a row; causal decoder layers, no origin; cross_probs as above, row
+ * b's input j at [b, :, j], a row's places past its inputs left unwritten).
  * work: dl_work_floats(rows of x, dim, ffn) floats.
  * Runs on every thread of the caller's parallel region (dl_layer_f32's, or greedy_draft.c's,
  * which runs all layers of several steps in one): each step below shares its rows or
@@ -169,7 +170,7 @@ void dl_layer_units(const dl_layer *L, float *x, int64_t B, int64_t n, float *ca
     }
   if (off)
     fa_attend_ragged_units(qkv, 3 * C, D, L->scaling, cache_k, cache_v, cb, ch, ct, att, B, H,
-                           D, total, 1, NULL, start, NULL, off);
+                           D, total, 1, NULL, start, NULL, off, NULL, 0);
   else /* a sentence's rows (beams) share much of their history: clustered */
     fa_attend_units(qkv, n * 3 * C, D, 3 * C, L->scaling, cache_k, cache_v, cb, ch, ct, att, B,
                     H, n, D, total, 1, NULL, start, start ? NULL : self_pad, origin,
@@ -188,7 +189,7 @@ void dl_layer_units(const dl_layer *L, float *x, int64_t B, int64_t n, float *ca
     linear(&L->cross_q, in, R, q, NULL, 0);
     if (off)
       fa_attend_ragged_units(q, C, D, L->cross_scaling, cross_k, cross_v, xb, xh, xt, att, B,
-                             H, D, S, group, cross_rows, NULL, pad, off);
+                             H, D, S, group, cross_rows, NULL, pad, off, cross_probs, n);
     else
       fa_attend_units(q, n * C, D, C, L->cross_scaling, cross_k, cross_v, xb, xh, xt, att, B,
                       H, n, D, S, group, cross_rows, NULL, pad, NULL, 0, cross_probs, group);

@@ -128,7 +128,14 @@ static int64_t choose(const float *s, int64_t N, const int64_t *vocab, const gd_
  * gd_work_floats(D, B, width) floats. Returns the steps taken (<= k). Where not NULL,
  * step_scores [k, B, N] receives each step's scores and probs [k, B, H, S] the last layer's
  * encoder-attention probabilities of each step (the default generator's look-ahead; probs
- * needs width 1). */
+ * needs width 1).
+ *
+ * With step_scores, a row that has proposed EOS is not computed at the later steps of the call
+ * (its callers end it there): the steps run on the other rows alone (ragged rows, one input
+ * or none), each of which computes what it would beside every row (rows are independent at
+ * every kernel). Such a row's later drafts are EOS, its scores there 0 and its probabilities 0;
+ * its K/V slots there are not written, though lengths still counts them. A draft's proposals
+ * (no step_scores) keep every row to the end, so that its cache holds every step's input. */
 int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rules *rules,
                       int64_t B, const int64_t *feed, int64_t width, const int64_t *unread,
                       int64_t *lengths, const int64_t *first_step, int64_t k,
@@ -136,41 +143,75 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
                       float *work, int threads) {
   const int64_t C = D->layer[0].dim, N = D->output.out_features;
   const gd_layer_state *last = S + D->layers - 1;
-  const int64_t probs_step = B * D->layer[D->layers - 1].heads * last->S;
+  const int64_t heads = D->layer[D->layers - 1].heads, probs_step = B * heads * last->S;
   float *x = work, *h = x + B * width * C, *layer_work = h + B * C + B * N;
-  int64_t steps = 0;
+  /* gone[b]: row b has proposed EOS; off [B + 1]: the step's rows (ragged), when some are gone */
+  int64_t iw[2 * B + 1];
+  int64_t *gone = iw, *off = gone + B;
+  for (int64_t b = 0; b < B; b++) gone[b] = 0;
+  int64_t steps = 0, skipping = 0;
   int done = 0;
 #pragma omp parallel num_threads(threads) if (threads > 1)
   for (int64_t j = 0; j < k && !done; j++) {
     const int64_t n = j ? 1 : width;
+    const int64_t *rows = skipping ? off : NULL; /* ragged: the rows not gone, one input each */
+    const int64_t R = rows ? off[B] : B;
     int64_t total = 0;
     for (int64_t b = 0; b < B; b++)
       if (lengths[b] > total) total = lengths[b];
     total += n;
-    embed(D, j ? drafts + j - 1 : feed, j ? k : width, B, n, lengths, NULL, x);
-    if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, B * n, C);
-    layers_units(D, S, x, B, n, lengths, total, pad, NULL,
-                 probs ? probs + j * probs_step : NULL, layer_work);
+    float *step_probs = probs ? probs + j * probs_step : NULL;
+    embed(D, j ? drafts + j - 1 : feed, j ? k : width, B, n, lengths, rows, x);
+    if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, R * n, C);
+    layers_units(D, S, x, B, n, lengths, total, pad, rows, step_probs, layer_work);
     float *scores = step_scores ? step_scores + j * B * N : h + B * C;
+    if (rows) { /* x holds the rows not gone, packed: so do h and scores, unpacked after */
+#pragma omp for schedule(static)
+      for (int64_t r = 0; r < R; r++) memcpy(h + r * C, x + r * C, C * sizeof(float));
+    } else {
+#pragma omp for schedule(static)
+      for (int64_t b = 0; b < B; b++)
+        memcpy(h + b * C, x + (b * n + (n > 1 ? unread[b] - 1 : 0)) * C, C * sizeof(float));
+    }
+    if (D->final_norm.w) dl_norm_units(&D->final_norm, h, h, R, C);
+    output_units(D, h, R, scores);
+    if (rows) {
+#pragma omp single
+      /* row b's scores from packed row off[b] <= b: the last rows first, so none is overwritten
+       * before it moves; a gone row's are zeros, and so are its probabilities */
+      for (int64_t b = B - 1; b >= 0; b--) {
+        if (off[b + 1] > off[b]) {
+          if (off[b] != b) memmove(scores + b * N, scores + off[b] * N, N * sizeof(float));
+        } else {
+          memset(scores + b * N, 0, N * sizeof(float));
+          if (step_probs)
+            memset(step_probs + b * heads * last->S, 0, heads * last->S * sizeof(float));
+        }
+      } /* (a barrier) */
+    }
 #pragma omp for schedule(static)
     for (int64_t b = 0; b < B; b++)
-      memcpy(h + b * C, x + (b * n + (n > 1 ? unread[b] - 1 : 0)) * C, C * sizeof(float));
-    if (D->final_norm.w) dl_norm_units(&D->final_norm, h, h, B, C);
-    output_units(D, h, B, scores);
-#pragma omp for schedule(static)
-    for (int64_t b = 0; b < B; b++)
-      drafts[b * k + j] = choose(scores + b * N, N, D->vocab, rules, first_step[b] + j);
+      drafts[b * k + j] = rows && gone[b] ? rules->eos
+                                          : choose(scores + b * N, N, D->vocab, rules,
+                                                   first_step[b] + j);
 #pragma omp single
     {
       int ended = 1;  /* every row has proposed EOS by now */
       for (int64_t b = 0; b < B; b++) {
         lengths[b] += n > 1 ? unread[b] : 1;
-        int row_ended = 0;
-        for (int64_t t = 0; t <= j; t++) row_ended |= drafts[b * k + t] == rules->eos;
-        ended &= row_ended;
+        gone[b] |= drafts[b * k + j] == rules->eos;
+        ended &= gone[b] != 0;
       }
       steps = j + 1;
       done = ended;
+      off[0] = 0;
+      skipping = 0;
+      if (step_scores) {
+        for (int64_t b = 0; b < B; b++) {
+          off[b + 1] = off[b] + !gone[b];
+          skipping |= gone[b] != 0;
+        }
+      }
     } /* (a barrier) */
   }
   return steps;

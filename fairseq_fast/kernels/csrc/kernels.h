@@ -228,7 +228,7 @@ void fa_attend_ragged_units(const float *q, int64_t qn, int64_t qh, float scale,
                             const float *v, int64_t kb, int64_t kh, int64_t kt, float *out,
                             int64_t B, int64_t H, int64_t D, int64_t T, int64_t group,
                             const int64_t *kv_rows, const int64_t *start, const uint8_t *pad,
-                            const int64_t *off);
+                            const int64_t *off, float *probs, int64_t n_probs);
 int64_t nl_lookup_row(const int64_t *h, int64_t len, const int64_t *s, int64_t src_len,
                       int64_t nmin, int64_t nmax, int64_t k, int64_t pad, int64_t eos,
                       int64_t *out);
