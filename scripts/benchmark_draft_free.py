@@ -5,8 +5,7 @@ with sources of several hundred tokens.
 
     python scripts/benchmark_draft_free.py [--sentences 30] [--batch-sentences 64]
         [--long-sentences 12] [--repeats 3] [--slices 2] [--factors 1,4] [--copy-factors 1,4]
-        [--copy work/copy]
-        [--copy-hours 0.7] [--copy-draft-hours 0.25] [--sweep-sentences 16]
+        [--copy work/copy] [--copy-hours 0.7] [--copy-draft-hours 0.25] [--sweep-sentences 16]
         [--json work/benchmark_draft_free.json]
 
 Settings (greedy, beam 1):
