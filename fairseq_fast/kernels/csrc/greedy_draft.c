@@ -145,16 +145,18 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
   const gd_layer_state *last = S + D->layers - 1;
   const int64_t heads = D->layer[D->layers - 1].heads, probs_step = B * heads * last->S;
   float *x = work, *h = x + B * width * C, *layer_work = h + B * C + B * N;
-  /* gone[b]: row b has proposed EOS; off [B + 1]: the step's rows (ragged), when some are gone */
+  /* gone[b]: row b has proposed EOS; off [B + 1]: the next step's rows (ragged, one input or
+   * none), all of them (off[B] == B) until some are left out */
   int64_t iw[2 * B + 1];
   int64_t *gone = iw, *off = gone + B;
   for (int64_t b = 0; b < B; b++) gone[b] = 0;
-  int64_t steps = 0, skipping = 0;
+  for (int64_t b = 0; b <= B; b++) off[b] = b;
+  int64_t steps = 0;
   int done = 0;
 #pragma omp parallel num_threads(threads) if (threads > 1)
   for (int64_t j = 0; j < k && !done; j++) {
     const int64_t n = j ? 1 : width;
-    const int64_t *rows = skipping ? off : NULL; /* ragged: the rows not gone, one input each */
+    const int64_t *rows = off[B] < B ? off : NULL; /* ragged: the rows not gone */
     const int64_t R = rows ? off[B] : B;
     int64_t total = 0;
     for (int64_t b = 0; b < B; b++)
@@ -165,16 +167,16 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
     if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, R * n, C);
     layers_units(D, S, x, B, n, lengths, total, pad, rows, step_probs, layer_work);
     float *scores = step_scores ? step_scores + j * B * N : h + B * C;
-    if (rows) { /* x holds the rows not gone, packed: so do h and scores, unpacked after */
-#pragma omp for schedule(static)
-      for (int64_t r = 0; r < R; r++) memcpy(h + r * C, x + r * C, C * sizeof(float));
-    } else {
+    /* each row's last input: x itself where rows are ragged (one input each, packed: so are
+     * the scores, unpacked below), else gathered into h */
+    float *last_x = rows ? x : h;
+    if (!rows) {
 #pragma omp for schedule(static)
       for (int64_t b = 0; b < B; b++)
         memcpy(h + b * C, x + (b * n + (n > 1 ? unread[b] - 1 : 0)) * C, C * sizeof(float));
     }
-    if (D->final_norm.w) dl_norm_units(&D->final_norm, h, h, R, C);
-    output_units(D, h, R, scores);
+    if (D->final_norm.w) dl_norm_units(&D->final_norm, last_x, last_x, R, C);
+    output_units(D, last_x, R, scores);
     if (rows) {
 #pragma omp single
       /* row b's scores from packed row off[b] <= b: the last rows first, so none is overwritten
@@ -204,14 +206,8 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
       }
       steps = j + 1;
       done = ended;
-      off[0] = 0;
-      skipping = 0;
-      if (step_scores) {
-        for (int64_t b = 0; b < B; b++) {
-          off[b + 1] = off[b] + !gone[b];
-          skipping |= gone[b] != 0;
-        }
-      }
+      if (step_scores)
+        for (int64_t b = 0; b < B; b++) off[b + 1] = off[b] + !gone[b];
     } /* (a barrier) */
   }
   return steps;
