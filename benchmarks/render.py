@@ -753,15 +753,16 @@ def draft_free_sentence(report):
                    key=lambda t: int(t[len(prefix):]), default=None)
 
     wide, copy_wide = widest("mt x"), widest("copy x")
-    copy = (f"{fmt('copy', 1, 'ngram, adaptive')} at batch 1 and "
-            f"{fmt('copy', 8, 'ngram, adaptive')} at batch 8 on an English denoising model "
-            f"(its output copies most of its input; `scripts/copy_pair.py`)")
+    model = ("an English denoising model (its output copies most of its input; "
+             "`scripts/copy_pair.py`)")
+    batches = lambda setting: (  # noqa: E731
+        f"{fmt(setting, 1, 'ngram, adaptive')} at batch 1 and "
+        f"{fmt(setting, 8, 'ngram, adaptive')} at batch 8")
+    copy = f"{batches('copy')} on {model}"
     if copy_wide:  # the model at a real size first
         factor = int(copy_wide[6:])
-        copy = (f"{fmt(copy_wide, 1, 'ngram, adaptive')} at batch 1 and "
-                f"{fmt(copy_wide, 8, 'ngram, adaptive')} at batch 8 on an English denoising "
-                f"model (its output copies most of its input; `scripts/copy_pair.py`) widened "
-                f"x{factor} (the same outputs from about {factor * factor} times the weights), "
+        copy = (f"{batches(copy_wide)} on {model} widened x{factor} (the same outputs from "
+                f"about {factor * factor} times the weights), "
                 f"{fmt('copy', 1, 'ngram, adaptive')} and {fmt('copy', 8, 'ngram, adaptive')} "
                 f"at its own size")
     text = (f"On {data.get('threads', 2)} CPU threads, greedy, with `--adaptive-draft-len`, over "
