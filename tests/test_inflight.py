@@ -8,6 +8,8 @@ float64 (the torch path) and float32 (the C kernels, whose rows and masked keys 
 another row: test_cpu_attention.py) are compared hypothesis for hypothesis; float32 scores bit for
 bit.
 """
+from typing import List
+
 import pytest
 import torch
 
@@ -253,6 +255,50 @@ def test_rows_leave_and_join_within_the_limit():
     assert spec.stats.sentences == sum(len(b) for b in BATCHES)
 
 
+@pytest.mark.parametrize("kind", ["none", "ngram"])
+def test_newcomers_take_the_places_of_finished_rows(kind):
+    """Without a draft model's state, rows that finish are not compacted away while sentences
+    wait: newcomers take their places and the other rows stay where they are. The n-gram
+    proposer then looks up each row's own source, and the caller's tensors are not written."""
+    target, draft = _models(torch.float64)
+    spec = _build(kind, target, draft, draft_len=3, max_len_b=15)
+    batches = [source_batch(DICT, lengths, seed=i) for i, lengths in enumerate(BATCHES)]
+    sources = [b["net_input"]["src_tokens"].clone() for b in batches]
+    pad, last = DICT.pad(), [False]
+    rounds = {"total": 0, "moved": 0, "moved_while_waiting": 0}
+    before: List[int] = []
+    original = spec._round
+
+    def checking(state, flight, owners):
+        assert flight.holes is None  # filled or closed before every round
+        ids = flight.ids.tolist()
+        moved = any(i in ids and ids.index(i) != row for row, i in enumerate(before))
+        rounds["total"] += 1
+        rounds["moved"] += moved
+        rounds["moved_while_waiting"] += moved and not last[0]
+        if kind == "ngram":
+            assert spec.proposer.source is not None  # one dictionary: source lookup
+            for row, i in enumerate(ids):
+                batch, index = owners[i]
+                want = batch.sample["net_input"]["src_tokens"][index]
+                got = spec.proposer.source[row]
+                assert got[got.ne(pad)].tolist() == want[want.ne(pad)].tolist()
+        original(state, flight, owners)
+        before[:] = flight.ids.tolist()
+
+    def source():
+        for i, b in enumerate(batches):
+            last[0] = i == len(batches) - 1
+            yield b, None
+
+    spec._round = checking
+    streamed = list(spec.generate_stream(source(), 3))
+    assert [s for s, _ in streamed] == batches
+    assert rounds["moved_while_waiting"] == 0
+    assert 0 < rounds["moved"] < rounds["total"]  # at the stream's end rows do leave
+    assert all(torch.equal(b["net_input"]["src_tokens"], s) for b, s in zip(batches, sources))
+
+
 @pytest.mark.parametrize("can_wait", [True, False])
 def test_the_next_batch_is_not_waited_for_while_rows_are_in_flight(can_wait):
     """generate_stream(ready=...): while ready() says the next batch would have to be waited
@@ -267,7 +313,7 @@ def test_the_next_batch_is_not_waited_for_while_rows_are_in_flight(can_wait):
 
     def counting(state, flight, owners):
         original(state, flight, owners)
-        left.append(flight.ids.numel())
+        left.append(flight.live)
 
     def source():
         for b in batches:

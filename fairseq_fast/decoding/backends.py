@@ -88,14 +88,15 @@ class DecoderBackend:
                                     origins=origins, reuse=reuse)
 
     def admit(self, state: Optional[DecoderState], cross: CrossSource, lo: int, hi: int,
-              capacity: int, reuse=None) -> DecoderState:
+              capacity: int, reuse=None, at: Optional[Tensor] = None) -> DecoderState:
         """In-flight batching: sentences lo .. hi - 1 of a batch whose encoder K/V `cross`
         gives join `state` as new rows with nothing cached (None: a new state of just them,
-        `capacity` slots, in `reuse`'s buffers where they fit)."""
+        `capacity` slots, in `reuse`'s buffers where they fit); at [hi - lo]: in the places
+        of these finished rows of `state` (DecoderState.admit)."""
         if state is None:
             state = self.init_state(None, 0, capacity, reuse=reuse)
         cross_k, cross_v, mask = cross.take(lo, hi)
-        state.admit(cross_k, cross_v, mask, hi - lo)
+        state.admit(cross_k, cross_v, mask, hi - lo, at=at)
         return state
 
     def forward(self, state: DecoderState, tokens: Tensor, counts: Optional[Tensor] = None,

@@ -169,17 +169,22 @@ class DecoderState:
         return list(self.cross_k), list(self.cross_v), mask
 
     def admit(self, cross_k: List[Tensor], cross_v: List[Tensor],
-              cross_mask: Optional[Tensor], rows: int) -> None:
+              cross_mask: Optional[Tensor], rows: int, at: Optional[Tensor] = None) -> None:
         """`rows` new rows after the batch's, with nothing cached yet (in-flight batching: they
         take the places of rows that left). cross_k/cross_v [rows, H, S', D] per layer and
         cross_mask [rows, 1, 1, S'] (or None) are theirs, copied in and never written (they
         may be views of a batch's). Sources of other lengths are padded on the right, as
         masked keys, to the longest: a row's keys keep their places, and a masked key adds
         exactly nothing to a row's attention (csrc/attention.c skips it; torch gives it
-        probability 0). Not for beam search (group 1, no origins)."""
+        probability 0). at [rows]: rows of the batch that have finished, whose places they
+        take instead (nothing moves, nothing is appended). Not for beam search (group 1, no
+        origins)."""
         if self.group != 1 or self.origin is not None:
             raise RuntimeError("admit() is for rows of their own (group 1, no origins)")
         self.compact_cross()
+        if at is not None:
+            self._replace(cross_k, cross_v, cross_mask, at)
+            return
         have = self.lengths.numel()
         want = have + rows
         buf_k, buf_v = self.buffers if self.buffers is not None else (self.self_k, self.self_v)
@@ -224,6 +229,38 @@ class DecoderState:
         self.cross_full = (keys, values, mask)
         self.cross_k, self.cross_v = [k[:want] for k in keys], [v[:want] for v in values]
         self.cross_mask = mask[:want] if bool(mask[:want].any()) else None
+
+    def _replace(self, cross_k: List[Tensor], cross_v: List[Tensor],
+                 cross_mask: Optional[Tensor], at: Tensor) -> None:
+        """admit(at=...): new rows in the places `at` of finished ones. Their self-attention
+        slots are zeroed, as appended rows' are, and their encoder K/V and padding written
+        over the finished rows' (the batch's widened first where theirs are longer)."""
+        for cache in (self.self_k, self.self_v):
+            cache.index_fill_(1, at, 0)  # [layers, B, H, capacity, D]: all layers at once
+        self.lengths = self.lengths.index_fill(0, at, 0)
+        if not self.cross_k:
+            return
+        keys, values, mask = self._cross_whole()
+        have, theirs, width = self.lengths.numel(), cross_k[0].size(2), keys[0].size(2)
+        if width < theirs:  # a longer source: the batch's rows padded to it, copied once
+            self.cross_full, self.cross_k, self.cross_v = None, [], []
+            for whole in (keys, values):
+                for i in range(len(whole)):
+                    whole[i] = _widen(whole[i][:have], theirs, have)
+            mask = _widen_mask(None if mask is None else mask[:have], have, width, theirs,
+                               self.lengths.device)
+            width = theirs
+        elif mask is None:
+            mask = torch.zeros(keys[0].size(0), 1, 1, width, dtype=torch.bool,
+                               device=self.lengths.device)
+        for whole, new in zip((*keys, *values), (*cross_k, *cross_v)):
+            whole[at, :, :theirs] = new
+            if theirs < width:
+                whole[at, :, theirs:] = 0
+        mask[at] = _widen_mask(cross_mask, at.numel(), theirs, width, self.lengths.device)
+        self.cross_full = (keys, values, mask)
+        self.cross_k, self.cross_v = [k[:have] for k in keys], [v[:have] for v in values]
+        self.cross_mask = mask[:have] if bool(mask[:have].any()) else None
 
     def rollback_to(self, lengths: Tensor) -> None:
         """Keep at most the first `lengths[b]` cached inputs of each row (lengths [B]); a row

@@ -137,6 +137,12 @@ class _Flight:
     gamma: Tensor
     prefix: Optional[Tensor]
     key: tuple
+    holes: Optional[Tensor] = None  # rows that finished in the last round, still in place
+
+    @property
+    def live(self) -> int:
+        """The rows still decoding."""
+        return self.ids.numel() - (0 if self.holes is None else self.holes.numel())
 
     def select(self, rows: Tensor) -> None:
         self.ids, self.tokens, self.cum, self.n_tokens, self.gamma = (
@@ -153,6 +159,16 @@ class _Flight:
         self.cum = torch.cat([self.cum, new.cum.type_as(self.cum)])
         if self.prefix is not None:
             self.prefix = torch.cat([self.prefix, new.prefix])
+
+    def place(self, new: "_Flight", n: int) -> None:
+        """new's first n rows in the places of the first n holes."""
+        at, self.holes = self.holes[:n], self.holes[n:]
+        for name in ("ids", "tokens", "cum", "n_tokens", "gamma", "prefix"):
+            mine = getattr(self, name)
+            if mine is not None:  # out of place: a schedule may hold gamma
+                setattr(self, name, mine.index_copy(0, at, getattr(new, name)[:n].type_as(mine)))
+        if self.holes.numel() == 0:
+            self.holes = None
 
 
 class SpeculativeSequenceGenerator(nn.Module):
@@ -350,7 +366,10 @@ class SpeculativeSequenceGenerator(nn.Module):
         target = flight = None
         ended_stream = False
         while True:
-            live = 0 if flight is None else flight.ids.numel()
+            live = 0 if flight is None else flight.live
+            if flight is not None and flight.holes is not None and (
+                    live == 0 or not self.proposer.in_place):
+                self._close_holes(target, flight)  # newcomers join after the rows in flight
             while limit is None or live < limit:  # admit waiting sentences
                 if not waiting and not ended_stream:
                     if live and ready is not None and not ready():
@@ -376,6 +395,8 @@ class SpeculativeSequenceGenerator(nn.Module):
                     break
             if live == 0:
                 break
+            if flight.holes is not None:  # no newcomer for these places: they go
+                self._close_holes(target, flight)
             self._round(target, flight, owners)
             while pending and pending[0].left == 0:
                 done = pending.popleft()
@@ -409,12 +430,23 @@ class SpeculativeSequenceGenerator(nn.Module):
             first = batch.cross is None  # the batch's first rows to join
             if first:
                 batch.cross = CrossSource(self.target.lean, batch.encoder_out)
-            target = self.target.admit(target, batch.cross, lo, hi, slots, reuse=reuse)
+            # first into the places of rows that finished (_Flight.holes), then after the rows
+            places = 0 if flight is None or flight.holes is None else min(
+                take, flight.holes.numel())
+            at = None if places == 0 else flight.holes[:places]
+            if places:
+                target = self.target.admit(target, batch.cross, lo, lo + places, slots, at=at)
+            if places < take:
+                target = self.target.admit(target, batch.cross, lo + places, hi, slots,
+                                           reuse=reuse)
             t1 = time.perf_counter()
             if first:  # the encoder output is theirs now
                 batch.prepared = self.proposer.prepare(net_input, batch.encoder_out)
                 batch.encoder_out = None
-            self.proposer.admit(batch.prepared, lo, hi, slots, fresh)
+            if places:
+                self.proposer.place(batch.prepared, lo, lo + places, at)
+            if places < take:
+                self.proposer.admit(batch.prepared, lo + places, hi, slots, fresh)
         t2 = time.perf_counter()
         seconds["encoders"] += t2 - t0
         seconds["draft_encoder"] += t2 - t1
@@ -431,6 +463,12 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.stats.sentences += take
         if flight is None or flight.ids.numel() == 0:
             return target, new
+        if flight.holes is not None:
+            placed = min(take, flight.holes.numel())
+            flight.place(new, placed)
+            if placed == take:
+                return target, flight
+            new.select(torch.arange(placed, take, device=device))
         flight.extend(new)
         return target, flight
 
@@ -487,10 +525,18 @@ class SpeculativeSequenceGenerator(nn.Module):
                 batch.finalized[index].append(
                     self._finalize(f.tokens[row], f.cum[row], int(f.n_tokens[row])))
                 batch.left -= 1
-            alive = _fill_holes(~has_eos)
-            f.select(alive)
-            target.select_rows(alive)
-            self.proposer.select_rows(alive)
+            # their places wait for newcomers (_admit), or are closed (_close_holes)
+            f.holes = has_eos.nonzero().squeeze(1)
+
+    def _close_holes(self, target, flight: "_Flight") -> None:
+        """The rows that finished leave the rows in flight (and the states)."""
+        alive = torch.ones(flight.ids.numel(), dtype=torch.bool, device=flight.ids.device)
+        alive[flight.holes] = False
+        flight.holes = None
+        order = _fill_holes(alive)
+        flight.select(order)
+        target.select_rows(order)
+        self.proposer.select_rows(order)
 
     def _propose(self, target, tokens: Tensor, n_tokens: Tensor, gamma: Tensor,
                  prefix: Optional[Tensor], join: bool = True,

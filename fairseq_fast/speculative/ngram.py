@@ -55,6 +55,7 @@ class NgramProposer:
         self.last_steps = 0
         self.last_rows = 0
         self.pending = 0  # no state to join: every row can draft at once
+        self.in_place = True  # place(): newcomers take finished rows' places
 
     def start(self, net_input: dict, batch: int, capacity: int,
               encoder_out: Optional[dict] = None) -> None:
@@ -75,6 +76,16 @@ class NgramProposer:
         width = max(self.source.size(1), theirs.size(1))
         self.source = torch.cat([_left_pad(self.source, width, self.rules.pad),
                                  _left_pad(theirs, width, self.rules.pad)])
+
+    def place(self, prepared, lo: int, hi: int, at: Tensor) -> None:
+        if prepared is None:
+            self.source = None
+            return
+        theirs = prepared[lo:hi]
+        width = max(self.source.size(1), theirs.size(1))
+        # out of place: the rows may be views of a batch's src_tokens, the caller's
+        self.source = _left_pad(self.source, width, self.rules.pad).index_copy(
+            0, at, _left_pad(theirs, width, self.rules.pad))
 
     def join(self) -> None:
         pass

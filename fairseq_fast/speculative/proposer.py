@@ -58,6 +58,14 @@ class Proposer(Protocol):
         """Sentences lo .. hi - 1 of a prepared batch join the rows in flight, after them
         (fresh: there are none yet, whatever an earlier batch left)."""
 
+    # whether place() is there: newcomers may take finished rows' places, rows in flight
+    # staying where they are (otherwise finished rows leave first, select_rows, and
+    # newcomers join after the rest, admit)
+    in_place: bool
+
+    def place(self, prepared, lo: int, hi: int, at: Tensor) -> None:
+        """As admit, but sentence lo + i takes the place of finished row at[i]."""
+
     def join(self) -> None:
         """The rows without draft state (pending) get it."""
 
@@ -74,6 +82,8 @@ class Proposer(Protocol):
 
 
 class DraftModelProposer:
+    in_place = False  # finished rows leave its state before others join (select_rows, admit)
+
     def __init__(self, model, rules: StepRules, sampler=None, vocab=None, kernels: bool = True,
                  shared_encoder: bool = False):
         """model: a fairseq model whose decoder LeanDecoder supports; sampler: an acceptance rule
@@ -367,6 +377,7 @@ class NoProposer:
     last_steps = 0
     last_rows = 0
     pending = 0
+    in_place = True
 
     def start(self, net_input: dict, batch: int, capacity: int,
               encoder_out: Optional[dict] = None) -> None:
@@ -376,6 +387,9 @@ class NoProposer:
         return None
 
     def admit(self, prepared, lo: int, hi: int, capacity: int, fresh: bool = False) -> None:
+        pass
+
+    def place(self, prepared, lo: int, hi: int, at: Tensor) -> None:
         pass
 
     def join(self) -> None:
