@@ -60,7 +60,8 @@ class FastGenerationConfig(FairseqDataclass):
                 "decoding steps of the target, several in one call) where drafting does not pay "
                 "at all; and a sentence gets the draft's encoder only once a pass drafts for "
                 "it, which it does only while drafting repays that encoder. With --draft-method "
-                "ngram each length is priced by the tokens per second its own rounds wrote. "
+                "ngram each length is priced by the tokens per second its own rounds wrote, "
+                "and chosen over plain steps only where it beats them clearly. "
                 "Greedy output unchanged; --sampling keeps its distribution, but a fixed --seed "
                 "no longer reproduces the samples"})
     draft_vocab: int = field(default=0, metadata={

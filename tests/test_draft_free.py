@@ -397,6 +397,17 @@ def test_rate_schedule_chooses_plain_steps_where_drafting_does_not_pay():
     assert chosen[60:].count(0) >= 50
 
 
+@pytest.mark.parametrize("gain,plain", [(1.03, True), (1.15, False)])
+def test_rate_schedule_drafts_only_where_it_clearly_beats_plain_steps(gain, plain):
+    """A length a few percent faster than plain steps, within the noise of measured rates, does
+    not take the schedule off them; a clearly faster one does."""
+    chosen = run_rate_schedule(120, lambda k: 1e-3 / gain if k == 2 else 1e-3)
+    if plain:
+        assert chosen[60:].count(0) >= 50
+    else:
+        assert chosen[60:].count(2) >= 50
+
+
 # -- refusals -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs,needle", [
     (dict(draft_method="ngram", draft_model="x"), "takes no draft model"),

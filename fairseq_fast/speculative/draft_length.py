@@ -354,11 +354,14 @@ class MeasuredRate:
     the machine. `initial` until a length is measured; every EXPLORE-th round the next length
     in turn from 0 to two above the best one, so that those stay measured: the rates of
     neighbouring lengths differ by less than their noise, so a walk between neighbours can stop
-    short of the best one (a longer length costs more to try)."""
+    short of the best one (a longer length costs more to try). A length is chosen over plain
+    steps only where its rate beats theirs by MARGIN: rates of a few rounds are noisy, and a
+    draft that only matches plain steps still costs its lookups and longer passes."""
 
     measures = True
     EXPLORE = 12
     DECAY = 0.9
+    MARGIN = 0.05
 
     def __init__(self, initial: int, maximum: int,
                  clock: Callable[[], float] = time.perf_counter):
@@ -402,7 +405,10 @@ class MeasuredRate:
         rates = {k: r for k, r in rates.items() if r is not None}
         if not rates:
             return self.initial
-        return max(rates, key=lambda k: (rates[k], -k))
+        best = max(rates, key=lambda k: (rates[k], -k))
+        if best and 0 in rates and rates[best] < rates[0] * (1 + self.MARGIN):
+            return 0
+        return best
 
     def update(self, cap: Tensor, offered: Tensor, accepted: Tensor,
                times: RoundTimes) -> Tensor:
