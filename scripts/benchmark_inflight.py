@@ -2,11 +2,13 @@
 """In-flight batching (--inflight-batching, generate_stream) against batch-by-batch decoding.
 
     python scripts/benchmark_inflight.py [--factors 1,4] [--batch-sizes 8,32]
-        [--sentences 96] [--repeats 3] [--json work/benchmark_inflight.json]
+        [--sentences 96] [--min-batches 8] [--repeats 3] [--json work/benchmark_inflight.json]
 
 Settings: the demo Spanish->English target widened F times (scripts/widen_model.py; x1 is the
 demo target), greedy, the test set's sentences drawn as benchmark.batches draws them (sorted by
-source length into batches, as fairseq batches them), at each batch size. Engines:
+source length into batches, as fairseq batches them), at each batch size: --sentences, or
+--min-batches batches where that is more (a stream of two or three batches is mostly its start
+and its drained end). Engines:
   default               the plugin's default generator, batch by batch
   default inflight      greedy search as fairseq-generate --inflight-batching runs it (the
                         speculative loop drafting nothing: plain greedy steps)
@@ -106,7 +108,7 @@ def setting(factor, batch_size, args):
     model, cfg, task = load_target(target_path, args.data)
     draft = checkpoint_utils.load_model_ensemble([draft_path], task=task)[0][0].eval()
     torch.set_num_threads(args.threads)
-    samples, n = batches(task, args.sentences, batch_size)
+    samples, n = batches(task, sentences(args, batch_size), batch_size)
     gen_cfg = copy.deepcopy(cfg.generation)
     gen_cfg.beam, gen_cfg.max_len_b = 1, 200
     tgt = task.target_dictionary
@@ -144,6 +146,11 @@ def setting(factor, batch_size, args):
     return {"factor": factor, "batch_size": batch_size, "sentences": n, "engines": out}
 
 
+def sentences(args, batch_size: int) -> int:
+    """The sentences a setting decodes: --sentences, or --min-batches batches if more."""
+    return max(args.sentences, args.min_batches * batch_size)
+
+
 def peak_memory(target_path, draft_path, batch_size, args):
     """{engine: peak RSS MiB} of the default generator and speculative decoding, batch by batch
     and streamed, each decoding every sentence in a process of its own."""
@@ -160,7 +167,8 @@ def peak_memory(target_path, draft_path, batch_size, args):
                                     ("speculative inflight", SPECULATIVE, draft_path)):
             peaks[name] = alone(engine, target_path, args.data, draft=draft,
                                 draft_len=DRAFT_LEN, batch_size=batch_size,
-                                sentences=args.sentences, threads=args.threads, folder=folder,
+                                sentences=sentences(args, batch_size), threads=args.threads,
+                                folder=folder,
                                 decode="stream" if name.endswith("inflight") else "all",
                                 prefix="benchmark_inflight")
             print(f"[inflight]   {name}: peak RSS {peaks[name]:.0f} MiB", flush=True)
@@ -220,6 +228,9 @@ def main():
     ap.add_argument("--factors", default="1,4", help="widening factors of the demo target")
     ap.add_argument("--batch-sizes", default="8,32")
     ap.add_argument("--sentences", type=int, default=96)
+    ap.add_argument("--min-batches", type=int, default=8,
+                    help="at least this many batches at each batch size (more sentences at "
+                         "the larger ones)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
     ap.add_argument("--no-peak-memory", dest="peak_memory", action="store_false",
