@@ -182,27 +182,22 @@ class DecoderState:
         if self.group != 1 or self.origin is not None:
             raise RuntimeError("admit() is for rows of their own (group 1, no origins)")
         self.compact_cross()
-        if at is not None:
-            self._replace(cross_k, cross_v, cross_mask, at)
-            return
         have = self.lengths.numel()
-        want = have + rows
-        buf_k, buf_v = self.buffers if self.buffers is not None else (self.self_k, self.self_v)
-        if (buf_k.size(1) >= want and buf_k.size(3) == self.capacity
-                and (have == 0 or buf_k.data_ptr() == self.self_k.data_ptr())):
-            # the rows past the batch's in the same buffers, zeroed: the torch path reads every
-            # slot below a call's total (masked ones with probability 0, and 0 x NaN is NaN)
-            self.self_k, self.self_v = buf_k[:, :want], buf_v[:, :want]
-            self.self_k[:, have:].zero_()
-            self.self_v[:, have:].zero_()
-        else:
-            self._regrow(want, self.capacity, used=int(self.lengths.max()) if have else 0)
-        self.lengths = torch.cat([self.lengths, self.lengths.new_zeros(rows)])
-        if have == 0:  # an empty batch: copies of the newcomers'
-            self.cross_k = [k.clone(memory_format=torch.contiguous_format) for k in cross_k]
-            self.cross_v = [v.clone(memory_format=torch.contiguous_format) for v in cross_v]
-            self.cross_mask, self.cross_full = cross_mask, None
-            return
+        if at is None:
+            want = have + rows
+            self._append_rows(have, want)
+            if have == 0:  # an empty batch: copies of the newcomers'
+                self.cross_k = [k.clone(memory_format=torch.contiguous_format) for k in cross_k]
+                self.cross_v = [v.clone(memory_format=torch.contiguous_format) for v in cross_v]
+                self.cross_mask, self.cross_full = cross_mask, None
+                return
+            place = slice(have, want)
+        else:  # zeroed as appended rows are, all layers at once ([layers, B, H, capacity, D])
+            want = have
+            for cache in (self.self_k, self.self_v):
+                cache.index_fill_(1, at, 0)
+            self.lengths = self.lengths.index_fill(0, at, 0)
+            place = at
         if not self.cross_k:
             return
         keys, values, mask = self._cross_whole()
@@ -223,44 +218,26 @@ class DecoderState:
             mask = torch.zeros(rows_there, 1, 1, width, dtype=torch.bool,
                                device=self.lengths.device)
         for whole, new in zip((*keys, *values), (*cross_k, *cross_v)):
-            whole[have:want, :, :theirs] = new
-            whole[have:want, :, theirs:] = 0
-        mask[have:want] = _widen_mask(cross_mask, rows, theirs, width, self.lengths.device)
+            whole[place, :, :theirs] = new
+            whole[place, :, theirs:] = 0
+        mask[place] = _widen_mask(cross_mask, rows, theirs, width, self.lengths.device)
         self.cross_full = (keys, values, mask)
         self.cross_k, self.cross_v = [k[:want] for k in keys], [v[:want] for v in values]
         self.cross_mask = mask[:want] if bool(mask[:want].any()) else None
 
-    def _replace(self, cross_k: List[Tensor], cross_v: List[Tensor],
-                 cross_mask: Optional[Tensor], at: Tensor) -> None:
-        """admit(at=...): new rows in the places `at` of finished ones. Their self-attention
-        slots are zeroed, as appended rows' are, and their encoder K/V and padding written
-        over the finished rows' (the batch's widened first where theirs are longer)."""
-        for cache in (self.self_k, self.self_v):
-            cache.index_fill_(1, at, 0)  # [layers, B, H, capacity, D]: all layers at once
-        self.lengths = self.lengths.index_fill(0, at, 0)
-        if not self.cross_k:
-            return
-        keys, values, mask = self._cross_whole()
-        have, theirs, width = self.lengths.numel(), cross_k[0].size(2), keys[0].size(2)
-        if width < theirs:  # a longer source: the batch's rows padded to it, copied once
-            self.cross_full, self.cross_k, self.cross_v = None, [], []
-            for whole in (keys, values):
-                for i in range(len(whole)):
-                    whole[i] = _widen(whole[i][:have], theirs, have)
-            mask = _widen_mask(None if mask is None else mask[:have], have, width, theirs,
-                               self.lengths.device)
-            width = theirs
-        elif mask is None:
-            mask = torch.zeros(keys[0].size(0), 1, 1, width, dtype=torch.bool,
-                               device=self.lengths.device)
-        for whole, new in zip((*keys, *values), (*cross_k, *cross_v)):
-            whole[at, :, :theirs] = new
-            if theirs < width:
-                whole[at, :, theirs:] = 0
-        mask[at] = _widen_mask(cross_mask, at.numel(), theirs, width, self.lengths.device)
-        self.cross_full = (keys, values, mask)
-        self.cross_k, self.cross_v = [k[:have] for k in keys], [v[:have] for v in values]
-        self.cross_mask = mask[:have] if bool(mask[:have].any()) else None
+    def _append_rows(self, have: int, want: int) -> None:
+        """Self-attention rows have .. want - 1, with nothing cached, after the batch's."""
+        buf_k, buf_v = self.buffers if self.buffers is not None else (self.self_k, self.self_v)
+        if (buf_k.size(1) >= want and buf_k.size(3) == self.capacity
+                and (have == 0 or buf_k.data_ptr() == self.self_k.data_ptr())):
+            # the rows past the batch's in the same buffers, zeroed: the torch path reads every
+            # slot below a call's total (masked ones with probability 0, and 0 x NaN is NaN)
+            self.self_k, self.self_v = buf_k[:, :want], buf_v[:, :want]
+            self.self_k[:, have:].zero_()
+            self.self_v[:, have:].zero_()
+        else:
+            self._regrow(want, self.capacity, used=int(self.lengths.max()) if have else 0)
+        self.lengths = torch.cat([self.lengths, self.lengths.new_zeros(want - have)])
 
     def rollback_to(self, lengths: Tensor) -> None:
         """Keep at most the first `lengths[b]` cached inputs of each row (lengths [B]); a row

@@ -421,6 +421,10 @@ class SpeculativeSequenceGenerator(nn.Module):
         seconds, t0 = self.stats.seconds, time.perf_counter()
         # the state owns the kept buffers from here: a growth then frees the old ones
         reuse, self._cache = self._cache, None
+        # the first `places` of them into the places of rows that finished (_Flight.holes),
+        # the rest after the rows in flight
+        places = 0 if flight is None or flight.holes is None else min(take,
+                                                                      flight.holes.numel())
         if target is None and take == batch.rows:  # a whole batch: as it comes
             target = self.target.init_state(batch.encoder_out, take, slots, reuse=reuse)
             t1 = time.perf_counter()
@@ -430,9 +434,6 @@ class SpeculativeSequenceGenerator(nn.Module):
             first = batch.cross is None  # the batch's first rows to join
             if first:
                 batch.cross = CrossSource(self.target.lean, batch.encoder_out)
-            # first into the places of rows that finished (_Flight.holes), then after the rows
-            places = 0 if flight is None or flight.holes is None else min(
-                take, flight.holes.numel())
             at = None if places == 0 else flight.holes[:places]
             if places:
                 target = self.target.admit(target, batch.cross, lo, lo + places, slots, at=at)
@@ -463,12 +464,11 @@ class SpeculativeSequenceGenerator(nn.Module):
         self.stats.sentences += take
         if flight is None or flight.ids.numel() == 0:
             return target, new
-        if flight.holes is not None:
-            placed = min(take, flight.holes.numel())
-            flight.place(new, placed)
-            if placed == take:
+        if places:
+            flight.place(new, places)
+            if places == take:
                 return target, flight
-            new.select(torch.arange(placed, take, device=device))
+            new.select(torch.arange(places, take, device=device))
         flight.extend(new)
         return target, flight
 
