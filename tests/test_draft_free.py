@@ -370,16 +370,19 @@ def test_schedule_keeps_drafting_where_drafts_are_kept():
     assert min(chosen[20:]) >= 1 and chosen[-1] >= 4
 
 
-def run_rate_schedule(rounds, seconds_per_token):
+def run_rate_schedule(rounds, seconds_per_token, slow_plain_round=None):
     """A MeasuredRate at batch 1 whose rounds of length k write 10 tokens in
-    10 * seconds_per_token(k) seconds. Returns the lengths chosen."""
+    10 * seconds_per_token(k) seconds, but the slow_plain_round-th round of plain steps (1 for
+    the first) three times that (the machine busy elsewhere). Returns the lengths chosen."""
     schedule = MeasuredRate(initial=4, maximum=8)
     chosen = []
     for _ in range(rounds):
         k = int(schedule.window(torch.ones(1, dtype=torch.long)).max())
-        times = RoundTimes(rows=1, steps=0, draft=0.0, verify=0.0,
-                           total=10 * seconds_per_token(k), plain=1 if k == 0 else 0,
-                           tokens=10)
+        seconds = 10 * seconds_per_token(k)
+        if k == 0 and chosen.count(0) + 1 == slow_plain_round:
+            seconds *= 3
+        times = RoundTimes(rows=1, steps=0, draft=0.0, verify=0.0, total=seconds,
+                           plain=1 if k == 0 else 0, tokens=10)
         schedule.update(torch.full((1,), k), torch.zeros(1), torch.zeros(1), times)
         chosen.append(k)
     return chosen
@@ -406,6 +409,16 @@ def test_rate_schedule_drafts_only_where_it_clearly_beats_plain_steps(gain, plai
         assert chosen[60:].count(0) >= 50
     else:
         assert chosen[60:].count(2) >= 50
+
+
+@pytest.mark.parametrize("slow_plain_round", [1, 2, 5])
+def test_rate_schedule_returns_to_plain_steps_after_one_slow_round(slow_plain_round):
+    """One round of plain steps measured slow (a hiccup of the machine) makes drafting, 10%
+    slower, look better for a while; the next rounds of plain steps the schedule tries price
+    them again, so it is back on them within a hundred rounds, not after hundreds."""
+    chosen = run_rate_schedule(200, lambda k: 1e-3 if k == 0 else 1.1e-3,
+                               slow_plain_round)
+    assert chosen[100:].count(0) >= 80
 
 
 # -- refusals -------------------------------------------------------------------------------------

@@ -350,13 +350,16 @@ class MeasuredRate:
     may run as many rounds in one C call (ngram.LookaheadRounds), which that model does not
     price either. Per bucket of batch sizes (`bucket`; a length not measured in a bucket is
     priced as in the nearest bucket that measured it) and length: seconds and tokens summed
-    over the rounds, decayed (DECAY per round of that length) so that they follow the text and
-    the machine. `initial` until a length is measured; every EXPLORE-th round the next length
-    in turn from 0 to two above the best one, so that those stay measured: the rates of
-    neighbouring lengths differ by less than their noise, so a walk between neighbours can stop
-    short of the best one (a longer length costs more to try). A length is chosen over plain
-    steps only where its rate beats theirs by MARGIN: rates of a few rounds are noisy, and a
-    draft that only matches plain steps still costs its lookups and longer passes."""
+    over the rounds, decayed (DECAY per round of the schedule since that length's last one) so
+    that they follow the text and the machine: a length measured only now and then, such as
+    plain steps while drafting pays, is priced by its latest rounds, not by one slow round long
+    ago that would keep the schedule off it. `initial` until a length is measured; every
+    EXPLORE-th round the next length in turn from 0 to two above the best one, so that those
+    stay measured: the rates of neighbouring lengths differ by less than their noise, so a walk
+    between neighbours can stop short of the best one (a longer length costs more to try). A
+    length is chosen over plain steps only where its rate beats theirs by MARGIN: rates of a
+    few rounds are noisy, and a draft that only matches plain steps still costs its lookups and
+    longer passes."""
 
     measures = True
     EXPLORE = 12
@@ -367,7 +370,8 @@ class MeasuredRate:
                  clock: Callable[[], float] = time.perf_counter):
         self.initial, self.maximum = initial, maximum
         self.clock = clock
-        self.spent: Dict[int, Dict[int, list]] = {}  # bucket -> length -> [seconds, tokens]
+        # bucket -> length -> [seconds, tokens, the round they were last added to]
+        self.spent: Dict[int, Dict[int, list]] = {}
         self.rounds = 0
 
     def start(self, batch: int, device) -> Tensor:
@@ -396,7 +400,7 @@ class MeasuredRate:
         buckets = [b for b, lengths in self.spent.items() if k in lengths]
         if not buckets:
             return None
-        seconds, tokens = self.spent[nearest_key(buckets, self.bucket(batch))][k]
+        seconds, tokens, _ = self.spent[nearest_key(buckets, self.bucket(batch))][k]
         return tokens / seconds if seconds > 0 else None
 
     def best(self, batch: int) -> int:
@@ -416,9 +420,11 @@ class MeasuredRate:
         if self.rounds > 1 and times.tokens > 0:  # the first round warms caches, packs weights
             k = 0 if times.plain else int(cap.max())
             lengths = self.spent.setdefault(self.bucket(cap.numel()), {})
-            spent = lengths.setdefault(k, [0.0, 0.0])
-            spent[0] = self.DECAY * spent[0] + times.total
-            spent[1] = self.DECAY * spent[1] + times.tokens
+            spent = lengths.setdefault(k, [0.0, 0.0, self.rounds])
+            decay = self.DECAY ** (self.rounds - spent[2])
+            spent[0] = decay * spent[0] + times.total
+            spent[1] = decay * spent[1] + times.tokens
+            spent[2] = self.rounds
         return cap
 
 
