@@ -225,7 +225,9 @@ def test_a_row_that_chose_eos_is_not_computed_for_the_rest_of_the_call(monkeypat
     """After a row has chosen EOS, the C call computes the other rows alone (the row's later
     drafts are EOS, its scores and attention zeros), and they compute what they would beside it:
     calls of 16 steps (long runs without the rows that ended) give, to the bit, what calls of 2
-    steps give."""
+    steps give. Both cover the 14 steps up to the length limit in whole calls: a lone last step
+    would leave the C call for the decoder's one-step path, which agrees with it only to
+    float32 rounding on some CPUs."""
     model = _model(seed=5)
     sample = source_batch(DICT, [6, 6, 6, 6, 6], seed=7)
 
@@ -239,7 +241,7 @@ def test_a_row_that_chose_eos_is_not_computed_for_the_rest_of_the_call(monkeypat
             return out
         monkeypatch.setattr(GreedySteps, "run_scored", kept)
         monkeypatch.setattr(ensemble, "steps_per_call", lambda rows: steps)
-        generator = TASK.build_generator([model], gen_args(beam=1, max_len_b=14))
+        generator = TASK.build_generator([model], gen_args(beam=1, max_len_b=13))
         try:
             with torch.no_grad():
                 return generator.generate([model], sample), seen
