@@ -12,6 +12,7 @@ from fairseq_fast.kernels import loader, small_gemm
 from fairseq_fast.decoding.backends import FusedBackend, TorchBackend, decoder_backend
 from fairseq_fast.decoding.fused_layer import FusedLayers, layer_supported
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
+from fairseq_fast.decoding.step_rules import StepRules
 from model_factory import (DummyTask, language_model, make_dictionary, source_batch,
                            translation_model)
 
@@ -86,7 +87,7 @@ def _backend(model, path: str):
     calls = []
     if path == "whole":
         real_whole = backend.whole.forward
-        backend.whole.forward = lambda *a: calls.append(1) or real_whole(*a)
+        backend.whole.forward = lambda *a, **k: calls.append(1) or real_whole(*a, **k)
     else:
         backend.whole = None
     if path == "layers":
@@ -173,21 +174,49 @@ def test_beam_search_steps_in_one_call_match_the_python_path(normalize_before, a
                                                              group):
     """The fused layers read the cache through the state's origins (beams reordered and rows
     gone without copies) and return the last layer's encoder attention: logits and attention
-    as the Python path's, with origins and with copies."""
+    as the Python path's and the whole-decoder call's, with origins and with copies."""
     model = translation_model(TASK, layers=2, dim=64, heads=4, ffn=128,
                               normalize_before=normalize_before, seed=group,
                               dtype=torch.float32, activation=activation)
     sample = source_batch(DICT, [7, 3, 9], seed=group)
     runs = {}
     with torch.no_grad():
-        for fused, origins in ((True, True), (False, True), (False, False)):
-            backend, calls = _backend(model, "layers" if fused else "python")
-            runs[fused, origins] = _drive_beams(model, backend, sample, group, origins)
-            assert len(calls) == (5 if fused else 0)
-    for other in ((False, True), (False, False)):
-        for (logits, attn), (logits_ref, attn_ref) in zip(runs[True, True], runs[other]):
+        for path, origins in (("layers", True), ("whole", True), ("whole", False),
+                              ("python", True), ("python", False)):
+            backend, calls = _backend(model, path)
+            runs[path, origins] = _drive_beams(model, backend, sample, group, origins)
+            assert len(calls) == (0 if path == "python" else 5)
+    for other in (("whole", True), ("whole", False), ("python", True), ("python", False)):
+        for (logits, attn), (logits_ref, attn_ref) in zip(runs["layers", True], runs[other]):
             assert _close(logits, logits_ref) and _close(attn, attn_ref)
             assert attn.shape == logits.shape[:2] + sample["net_input"]["src_tokens"].shape[1:]
+
+
+@needs_kernel
+@pytest.mark.parametrize("options", [{}, {"normalize_before": True},
+                                     {"layernorm_embedding": True}])
+def test_a_step_that_keeps_attention_has_the_bits_of_the_greedy_steps(options):
+    """The default generator's one-step call (attention kept, as fairseq keeps it) and the
+    greedy look-ahead's C call give the same logits and attention bit for bit, so a row's
+    scores do not depend on how its steps are cut into calls (rows in flight, a lone last
+    step). The models have the parts the layers-only path would compute with torch's ops: a
+    final norm, an embedding norm, an output weight too small for the kernel."""
+    model = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, seed=3,
+                              dtype=torch.float32, **options)
+    sample = source_batch(DICT, [7, 3, 9], seed=1)
+    rules = StepRules(pad=DICT.pad(), unk=DICT.unk(), eos=DICT.eos(), max_len=20, min_len=3)
+    with torch.no_grad():
+        enc = model.encoder.forward_torchscript(sample["net_input"])
+        steps = decoder_backend(model)
+        state = steps.init_state(enc, 3, 8)
+        feed = torch.full((3, 1), DICT.eos())  # fairseq's first input
+        drafts, scores, attn = steps.greedy_steps.run_scored(state, feed, 0, 2, rules, True)
+        one = decoder_backend(model)
+        state = one.init_state(enc, 3, 8)
+        for j, inputs in enumerate((feed, drafts[:, :1])):
+            logits, have = one.forward(state, inputs, need_attn=True)
+            assert torch.equal(logits[:, 0], steps.scores_to_logits(scores[:, j]))
+            assert torch.equal(have[:, 0], attn[:, j])
 
 
 def test_where_the_fused_layers_are_not_taken():
@@ -225,27 +254,31 @@ def test_where_the_fused_layers_are_not_taken():
 
 @needs_kernel
 def test_where_the_whole_decoder_call_is_taken():
-    """Taken for a plain float32 decoder's pass; not where the attention weights are wanted,
-    beams are reordered through origins, float64, --no-fast-linear, the fused layers switched
-    off, or a decoder part it lacks (here an output dimension projection)."""
+    """Taken for a plain float32 decoder's pass, with or without the attention weights, with
+    beams reordered through origins or not; not for ragged rows that want the attention weights
+    or read through origins, float64, --no-fast-linear, the fused layers switched off, or a
+    decoder part it lacks (here an output dimension projection)."""
     model = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64, dtype=torch.float32)
     sample = source_batch(DICT, [5, 4], seed=0)
     with torch.no_grad():
         enc = model.encoder.forward_torchscript(sample["net_input"])
 
-        def calls(backend, origins=False, need_attn=False):
+        def calls(backend, origins=False, need_attn=False, counts=None):
             counted = []
             whole = getattr(backend, "whole", None)
             if whole is not None:
                 real = whole.forward
-                whole.forward = lambda *a: counted.append(1) or real(*a)
+                whole.forward = lambda *a, **k: counted.append(1) or real(*a, **k)
             state = backend.init_state(enc, 2, 8, origins=origins)
-            backend.forward(state, torch.full((2, 3), 5), need_attn=need_attn)
+            backend.forward(state, torch.full((2, 3), 5), counts=counts, need_attn=need_attn)
             return len(counted)
 
         assert calls(decoder_backend(model)) == 1
-        assert calls(decoder_backend(model), need_attn=True) == 0
-        assert calls(decoder_backend(model), origins=True) == 0
+        assert calls(decoder_backend(model), need_attn=True) == 1
+        assert calls(decoder_backend(model), counts=torch.tensor([3, 1])) == 1
+        assert calls(decoder_backend(model), need_attn=True, counts=torch.tensor([3, 1])) == 0
+        assert calls(decoder_backend(model), origins=True) == 1
+        assert calls(decoder_backend(model), origins=True, counts=torch.tensor([3, 1])) == 0
         assert decoder_backend(model, kernels=False).name == "torch"
         projected = translation_model(TASK, layers=2, dim=32, heads=4, ffn=64,
                                       dtype=torch.float32)

@@ -8,6 +8,7 @@ import torch
 import fairseq_fast  # noqa: F401  (applies the overrides)
 from fairseq_fast.decoding import ensemble
 from fairseq_fast.decoding.ensemble import FastEnsembleModel
+from fairseq_fast.decoding.fused_decoder import FusedDecoder
 from fairseq_fast.decoding.model_gate import plain_log_softmax
 from fairseq_fast.kernels import small_gemm
 from model_factory import language_model, make_dictionary, source_batch, translation_model
@@ -51,7 +52,7 @@ def test_reused_step_scores_change_no_bit(monkeypatch, options, lengths):
     sample = source_batch(DICT, lengths, seed=4)
     args = gen_args(max_len_b=12, **options)
     written = []
-    real = small_gemm.linear
+    real, real_whole = small_gemm.linear, FusedDecoder.forward
 
     def spy(x, packed, bias=None, residual=None, relu=False, out=None):
         y = real(x, packed, bias, residual, relu, out)
@@ -59,7 +60,14 @@ def test_reused_step_scores_change_no_bit(monkeypatch, options, lengths):
             written.append(y.data_ptr() == out.data_ptr())
         return y
 
-    monkeypatch.setattr(small_gemm, "linear", spy)
+    def spy_whole(self, state, tokens, total, counts=None, probs=None, out=None):
+        y = real_whole(self, state, tokens, total, counts, probs, out)
+        if out is not None:
+            written.append(y.data_ptr() == out.data_ptr())
+        return y
+
+    monkeypatch.setattr(small_gemm, "linear", spy)  # the layers' path
+    monkeypatch.setattr(FusedDecoder, "forward", spy_whole)  # the whole-decoder call's
     got, ours = _generate(model, args, sample, seed=5)
     assert written and all(written)  # the steps' logits went into the last step's buffer
     # which keeps the size of the batch's first step, for the next batch

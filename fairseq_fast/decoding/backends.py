@@ -22,8 +22,10 @@ launched:
 
 `decoder_backend` chooses from the model's dtype and device when a generator is built; the
 rules are `choose` below, and nowhere else. A call that the chosen backend's fast path cannot
-take (the encoder attention asked for, a cache that records row origins, more rows than a
-kernel takes) runs on the reference path of the same backend: same function, one op at a time.
+take (ragged rows that ask for the encoder attention or read a cache that records row origins,
+more rows than a kernel takes) runs on the reference path of the same backend: same function,
+one op at a time. FusedBackend takes its whole-decoder call wherever it can, so that a step has
+the bits of its greedy steps' calls: a row's scores do not depend on which of the two ran it.
 
 A backend and its structs belong to one generator: generators may run at once on one model
 (threads calling the hub), and a backend's scratch buffers must not be shared between them.
@@ -39,7 +41,7 @@ from fairseq_fast.decoding import cuda_graphs
 from fairseq_fast.decoding.cuda_graphs import StepGraphs
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.fused_decoder import FusedDecoder
-from fairseq_fast.decoding.fused_layer import FusedLayers
+from fairseq_fast.decoding.fused_layer import FusedLayers, head_mean
 from fairseq_fast.decoding.graph_steps import GraphSteps
 from fairseq_fast.decoding.greedy_steps import GreedySteps
 from fairseq_fast.decoding.lean_decoder import CrossSource, LeanDecoder
@@ -140,17 +142,26 @@ class FusedBackend(DecoderBackend):
         bsz, n = tokens.shape
         lean = self.lean
         self.last_inputs = bsz * n
-        if not need_attn and self.whole is not None and self.whole.usable(state, bsz * n):
+        ragged = counts is not None and bool((counts < n).any())
+        # the whole-decoder call wherever it runs, so that a step has the bits of the greedy
+        # steps' C calls (which share its embedding, norms and output projection)
+        if (self.whole is not None
+                and not (ragged and (need_attn or state.origin is not None))
+                and self.whole.usable(state, bsz * n)):
             start, _, total = lean.begin_call(state, n)
-            if counts is not None and bool((counts < n).any()):
+            probs = self.layers.probs_buffer(state, bsz, n) if need_attn else None
+            if ragged:
                 packed = self.whole.forward(state, tokens, total, counts)
                 scores = packed.new_zeros(bsz, n, packed.size(1))
                 scores[torch.arange(n)[None, :] < counts[:, None]] = packed
                 self.last_inputs = packed.size(0)
             else:
-                scores = self.whole.forward(state, tokens, total)
+                scores = self.whole.forward(state, tokens, total, probs=probs, out=out)
             lean.end_call(state, start, n, counts)
-            return self.scores_to_logits(scores)
+            logits = self.scores_to_logits(scores)
+            if not need_attn:
+                return logits
+            return logits, None if probs is None else head_mean(probs)
         if not self.layers.ready(bsz * n):
             return lean.forward(state, tokens, need_attn, counts, out)
         start, _, total = lean.begin_call(state, n)

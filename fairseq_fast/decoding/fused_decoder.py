@@ -3,6 +3,7 @@
     whole = FusedDecoder.build(lean, layers)             # None unless the decoder is plain
     if whole is not None and whole.usable(state, rows):
         scores = whole.forward(state, tokens, total)     # [B, n, N]; the caller advances lengths
+        # or with probs=[B, H, n, S] (the last layer's encoder attention), out=a scores buffer
 
 lean_decoder.forward around its fused layers (fused_layer.py, one C call per layer) still runs
 ~20 tensor ops and Python calls: embedding, positions, the final norm, the output projection,
@@ -62,7 +63,7 @@ class FusedDecoder:
     def usable(self, state: DecoderState, rows: int) -> bool:
         """Whether a call of `rows` inputs in all (rows x inputs per row) runs here."""
         weight = self.lean.decoder.embed_tokens.weight
-        return (state.origin is None and weight.dtype == torch.float32 and self.fused.ready(rows))
+        return weight.dtype == torch.float32 and self.fused.ready(rows)
 
     # -- argument structs ---------------------------------------------------------------------
     def decoder_struct(self, positions: int):
@@ -110,13 +111,16 @@ class FusedDecoder:
 
     # -- the pass -----------------------------------------------------------------------------
     def forward(self, state: DecoderState, tokens: Tensor, total: int,
-                counts: Optional[Tensor] = None) -> Tensor:
+                counts: Optional[Tensor] = None, probs: Optional[Tensor] = None,
+                out: Optional[Tensor] = None) -> Tensor:
         """tokens [B, n] at slots state.lengths[b] .. + n - 1, total = max(state.lengths) + n
         (capacity for it already ensured) -> scores [B, n, N] (N: the shortlist's size where
         there is one); the K/V of every input are written, state.lengths is left to the
         caller. counts [B] (each <= n): ragged rows, row b reads only its first counts[b]
         inputs and writes only their K/V; scores [sum(counts), N] then, row b's first at
-        sum(counts[:b])."""
+        sum(counts[:b]). probs [B, H, n, S]: receives the last layer's encoder attention
+        probabilities. out: where the scores may be written (used where it has their size,
+        is contiguous float32 and there are no ragged rows)."""
         bsz, n = tokens.shape
         decoder = self.decoder_struct(total)
         pad, layer_states = self.state_struct(state, bsz)
@@ -127,8 +131,15 @@ class FusedDecoder:
             off = torch.zeros(bsz + 1, dtype=torch.long)
             torch.cumsum(counts, 0, out=off[1:])
             rows = int(off[-1])
-        scores = torch.empty(rows, decoder.output.out_features)
+        width = decoder.output.out_features
+        if (out is not None and off is None and out.numel() == rows * width
+                and out.dtype == torch.float32 and out.device.type == "cpu"
+                and out.is_contiguous()):
+            scores = out.view(rows, width)
+        else:
+            scores = torch.empty(rows, width)
         tokens, lengths = tokens.contiguous(), state.lengths.contiguous()
         fused.decoder_forward(decoder, layer_states, tokens, lengths, total=total, pad=pad,
-                              off=off, scores=scores, work=work)
+                              off=off, scores=scores, work=work, probs=probs,
+                              origin=state.origin)
         return scores if counts is not None else scores.view(bsz, n, -1)

@@ -184,14 +184,18 @@ class FusedLayers:
         With need_attn (and encoder K/V), returns the last layer's encoder attention averaged
         over heads, [B, n, src_len] (as lean_decoder's Python path)."""
         caches, crosses, pad = self._state_args(state, x.size(0))
-        probs = None
-        if need_attn and state.cross_k:
-            bsz, n = x.shape[:2]
-            probs = x.new_empty(bsz, self.layers[-1].encoder_attn.num_heads, n,
-                                state.cross_k[-1].size(2))
+        probs = self.probs_buffer(state, *x.shape[:2]) if need_attn else None
         self._call(x, caches, start.contiguous(), total, None, crosses, pad, state.origin,
                    probs)
         return None if probs is None else head_mean(probs)
+
+    def probs_buffer(self, state: DecoderState, bsz: int, n: int) -> Optional[Tensor]:
+        """Room [B, H, n, S] for the last layer's encoder attention probabilities over n inputs
+        per row; None without encoder K/V."""
+        if not state.cross_k:
+            return None
+        return torch.empty(bsz, self.layers[-1].encoder_attn.num_heads, n,
+                           state.cross_k[-1].size(2))
 
     def _state_args(self, state: DecoderState, bsz: int):
         """The state's per-layer cache and encoder K/V arguments, worked out again only when

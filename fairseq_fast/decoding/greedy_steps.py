@@ -90,8 +90,10 @@ class GreedySteps:
         return cls(lean, whole)
 
     def usable(self, state: DecoderState, rows: int, width: int = 1) -> bool:
-        """Whether a run of `rows` rows of `width` catch-up inputs each runs here."""
-        return self.whole.usable(state, rows * width)
+        """Whether a run of `rows` rows of `width` catch-up inputs each runs here (not on a
+        state whose rows read their key slots through origins: the steps write and read row b's
+        own)."""
+        return state.origin is None and self.whole.usable(state, rows * width)
 
     # -- the steps ----------------------------------------------------------------------------
     def run(self, state: DecoderState, feed: Tensor, unread: Tensor, first: Tensor, k: int,

@@ -188,7 +188,7 @@ def run_layers(structs: Sequence[Layer], x: Tensor, caches: Sequence[tuple],
                       work)
     fn = loader.function("dl_layer_f32")
     threads = torch.get_num_threads()
-    origin_args = (None, 0) if origin is None else (origin.data_ptr(), origin.stride(0))
+    origin_args = _origin_args(origin)
     start_ptr, self_pad_ptr, pad_ptr = ptr(start), ptr(self_pad), ptr(pad)
     last = len(structs) - 1
     for i, (s, cache, cross) in enumerate(zip(structs, caches, crosses)):
@@ -196,6 +196,20 @@ def run_layers(structs: Sequence[Layer], x: Tensor, caches: Sequence[tuple],
            self_pad_ptr, *origin_args, *cross, pad_ptr,
            probs.data_ptr() if probs is not None and i == last else None, work.data_ptr(),
            threads)
+
+
+def _origin_args(origin: Optional[Tensor]):
+    """The (pointer, row stride) arguments of DecoderState.origin (None: none)."""
+    return (None, 0) if origin is None else (origin.data_ptr(), origin.stride(0))
+
+
+def _check_origin(name, origin, bsz, total, rows):
+    """origin (None or [B, >= total]) names a cache row below `rows` for each row's slot."""
+    if origin is not None:
+        require(name, origin.dim() == 2 and origin.size(0) == bsz and origin.size(1) >= total
+                and origin.dtype == torch.long and origin.stride(1) == 1,
+                f"origin {tuple(origin.shape)} {origin.dtype} for {bsz} rows of {total} slots")
+        check_within(name, "origin", origin[:, :total], 0, rows)
 
 
 def _check_layers(structs, x, caches, crosses, start, total, self_pad, origin, pad, probs,
@@ -208,11 +222,7 @@ def _check_layers(structs, x, caches, crosses, start, total, self_pad, origin, p
     capacity = min(cache[CACHE_FIELDS] for cache in caches)
     rows = min(cache[CACHE_FIELDS + 1] for cache in caches)
     require(name, rows >= bsz, f"caches of {rows} rows for x's {bsz}")
-    if origin is not None:  # the cache row of each row's slot
-        require(name, origin.dim() == 2 and origin.size(0) == bsz and origin.size(1) >= total
-                and origin.dtype == torch.long and origin.stride(1) == 1,
-                f"origin {tuple(origin.shape)} {origin.dtype} for {bsz} rows of {total} slots")
-        check_within(name, "origin", origin[:, :total], 0, rows)
+    _check_origin(name, origin, bsz, total, rows)
     require(name, 0 < total <= capacity, f"total {total} outside [1, {capacity}]")
     if start is not None:
         check_tensor(name, "start", start, (bsz,), torch.long)
@@ -241,22 +251,31 @@ def decoder_work_floats(decoder: Decoder, bsz: int, width: int) -> int:
 
 def decoder_forward(decoder: Decoder, states, tokens: Tensor, lengths: Tensor, *, total: int,
                     pad: Optional[Tensor], off: Optional[Tensor], scores: Tensor,
-                    work: Tensor) -> None:
+                    work: Tensor, probs: Optional[Tensor] = None,
+                    origin: Optional[Tensor] = None) -> None:
     """The whole decoder on tokens [B, n] (long, contiguous) at slots lengths[b] .. + n - 1:
     the output rows' scores into `scores` [rows, N] (off [B + 1]: row b's first input's row,
-    ragged rows reading off[b + 1] - off[b] inputs; None: B * n rows)."""
+    ragged rows reading off[b + 1] - off[b] inputs; None: B * n rows); probs [B, H, n, S]
+    (None: not wanted) receives the last layer's encoder attention probabilities; origin [B, .]:
+    DecoderState.origin (not with off)."""
     bsz, n = tokens.shape
     if calls.STRICT:
         _check_decoder("gd_forward_f32", decoder, states, tokens, lengths, n, total, scores,
                        work, bsz * n if off is None else None)
+        _check_origin("gd_forward_f32", origin, bsz, total, states.rows)
+        require("gd_forward_f32", origin is None or off is None, "origin with ragged rows")
         if off is not None:
             check_tensor("gd_forward_f32", "off", off, (bsz + 1,), torch.long)
             check_within("gd_forward_f32", "off", off.diff(), 0, n + 1)
             require("gd_forward_f32", int(off[-1]) == scores.size(0),
                     f"{int(off[-1])} rows for scores of {scores.size(0)}")
+        if probs is not None:
+            check_tensor("gd_forward_f32", "probs", probs, (bsz, probs.size(1), n, probs.size(3)),
+                         torch.float32)
     loader.function("gd_forward_f32")(
         ctypes.byref(decoder), states, bsz, tokens.data_ptr(), n, lengths.data_ptr(), total,
-        ptr(pad), ptr(off), scores.data_ptr(), work.data_ptr(), torch.get_num_threads())
+        ptr(pad), *_origin_args(origin), ptr(off), scores.data_ptr(), ptr(probs),
+        work.data_ptr(), torch.get_num_threads())
 
 
 def greedy(decoder: Decoder, states, step_rules: Rules, feed: Tensor, unread: Tensor,

@@ -75,16 +75,17 @@ static void embed(const gd_decoder *D, const int64_t *tokens, int64_t stride, in
     embed_one(D, tokens[r / n * stride + r % n], lengths[r / n] + r % n, x + r * C);
 }
 
-/* every layer on x [B * n, C] (ragged rows with off, see dl_layer_units; inside the parallel
- * region), the new K/V at slots lengths[b] .. */
+/* every layer on x [B * n, C] (ragged rows with off, or key slots read through origin, see
+ * dl_layer_units; inside the parallel region), the new K/V at slots lengths[b] .. */
 static void layers_units(const gd_decoder *D, const gd_layer_state *S, float *x, int64_t B,
                          int64_t n, const int64_t *lengths, int64_t total, const uint8_t *pad,
-                         const int64_t *off, float *probs, float *work) {
+                         const int64_t *origin, int64_t origin_stride, const int64_t *off,
+                         float *probs, float *work) {
   for (int64_t i = 0; i < D->layers; i++) {
     const gd_layer_state *s = S + i;
     dl_layer_units(D->layer + i, x, B, n, s->k, s->v, s->cb, s->ch, s->ct, lengths, total, NULL,
-                   NULL, 0, s->cross_k, s->cross_v, s->xb, s->xh, s->xt, s->S, s->group,
-                   s->cross_rows, pad, i == D->layers - 1 ? probs : NULL, off, work);
+                   origin, origin_stride, s->cross_k, s->cross_v, s->xb, s->xh, s->xt, s->S,
+                   s->group, s->cross_rows, pad, i == D->layers - 1 ? probs : NULL, off, work);
   }
 }
 
@@ -165,7 +166,7 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
     float *step_probs = probs ? probs + j * probs_step : NULL;
     embed(D, j ? drafts + j - 1 : feed, j ? k : width, B, n, lengths, rows, x);
     if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, R * n, C);
-    layers_units(D, S, x, B, n, lengths, total, pad, rows, step_probs, layer_work);
+    layers_units(D, S, x, B, n, lengths, total, pad, NULL, 0, rows, step_probs, layer_work);
     float *scores = step_scores ? step_scores + j * B * N : h + B * C;
     /* each row's last input: x itself where rows are ragged (one input each, packed: so are
      * the scores, unpacked below), else gathered into h */
@@ -215,20 +216,25 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
 
 /* The decoder over n inputs per row: feed [B, n], row b's at slots lengths[b] .. + n - 1 (the
  * layers write their K/V there; lengths is not advanced); total = max(lengths) + n, the key
- * slots attended to; scores [B * n, N] receives every input's scores; pad as gd_greedy_f32's;
- * work: gd_work_floats(D, B, n) floats. With off [B + 1], ragged rows: row b has only its first
- * off[b + 1] - off[b] inputs (<= n) and scores [off[B], N] receives them, row b's from row
- * off[b]; total = max(lengths + its inputs) suffices. */
+ * slots attended to; scores [B * n, N] receives every input's scores; probs [B, H, n, S] or
+ * NULL receives the last layer's encoder attention probabilities; pad as gd_greedy_f32's;
+ * origin [B, origin_stride] or NULL: the cache row of each row's key slots (beams that share
+ * their history, see dl_layer_units); work: gd_work_floats(D, B, n) floats. With off [B + 1]
+ * (and no origin), ragged rows: row b has only its first off[b + 1] - off[b] inputs (<= n) and
+ * scores [off[B], N] receives them, row b's from row off[b]; total = max(lengths + its inputs)
+ * suffices. */
 void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, const int64_t *feed,
                     int64_t n, const int64_t *lengths, int64_t total, const uint8_t *pad,
-                    const int64_t *off, float *scores, float *work, int threads) {
+                    const int64_t *origin, int64_t origin_stride, const int64_t *off,
+                    float *scores, float *probs, float *work, int threads) {
   const int64_t C = D->layer[0].dim, R = off ? off[B] : B * n;
   float *x = work, *layer_work = x + R * C;
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     embed(D, feed, n, B, n, lengths, off, x);
     if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, R, C);
-    layers_units(D, S, x, B, n, lengths, total, pad, off, NULL, layer_work);
+    layers_units(D, S, x, B, n, lengths, total, pad, origin, origin_stride, off, probs,
+                 layer_work);
     if (D->final_norm.w) dl_norm_units(&D->final_norm, x, x, R, C);
     output_units(D, x, R, scores);
   }
@@ -300,7 +306,7 @@ int64_t gd_lookahead_f32(const gd_decoder *D, const gd_layer_state *S, const gd_
     }
     embed(D, feed, w, B, w, lengths, off, x);
     if (D->embed_norm.w) dl_norm_units(&D->embed_norm, x, x, off[B], C);
-    layers_units(D, S, x, B, w, lengths, total, pad, off, NULL, layer_work);
+    layers_units(D, S, x, B, w, lengths, total, pad, NULL, 0, off, NULL, layer_work);
     if (D->final_norm.w) dl_norm_units(&D->final_norm, x, x, off[B], C);
     output_units(D, x, off[B], sc);
 #pragma omp for schedule(static)

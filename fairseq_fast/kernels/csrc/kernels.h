@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define FF_ABI_VERSION 10
+#define FF_ABI_VERSION 11
 
 /* Constants Python uses too: kernels/loader.py reads each `#define FF_<NAME> <integer>` of this
  * file into loader.CONSTANTS["<NAME>"], so that neither side copies the other's by hand. */
@@ -156,7 +156,8 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
                       float *work, int threads);
 void gd_forward_f32(const gd_decoder *D, const gd_layer_state *S, int64_t B, const int64_t *feed,
                     int64_t n, const int64_t *lengths, int64_t total, const uint8_t *pad,
-                    const int64_t *off, float *scores, float *work, int threads);
+                    const int64_t *origin, int64_t origin_stride, const int64_t *off,
+                    float *scores, float *probs, float *work, int threads);
 int64_t gd_lookahead_work_floats(const gd_decoder *D, int64_t B, int64_t k);
 int64_t gd_lookahead_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rules *rules,
                          int64_t B, int64_t *tokens, int64_t ld, const int64_t *n_tokens,
