@@ -130,23 +130,25 @@ def test_each_sentence_as_in_its_own_batch_with_small_encoder_chunks(monkeypatch
 @pytest.mark.skipif(not small_gemm.available(), reason="kernels not buildable here")
 @pytest.mark.parametrize("normalize_before", [False, True])
 @pytest.mark.parametrize("rows", [3, 8, 12])
-def test_greedy_in_flight_has_the_default_generators_bits(normalize_before, rows):
+@pytest.mark.parametrize("kind", ["none", "model", "ngram", "layers"])
+def test_in_flight_has_the_default_generators_bits(normalize_before, rows, kind):
     """float32 on the C kernels: the default generator batch by batch (its look-ahead calls up
     to 8 rows, one step at a time beyond, a lone step at the length limit) and greedy search
-    in flight (the speculative loop's plain steps) give the same hypotheses and scores bit for
-    bit, a final norm (pre-norm) and an output projection too small for the kernel's route
-    included."""
+    in flight, with drafts or without (the speculative loop's plain steps), give the same
+    hypotheses and scores bit for bit, a final norm (pre-norm) and an output projection too
+    small for the kernel's route included."""
     from test_fast_defaults import Task, gen_args
 
     target = translation_model(TASK, layers=2, seed=7, eos_bias=0.5,
                                normalize_before=normalize_before, dtype=torch.float32)
+    draft = translation_model(TASK, layers=1, dim=8, heads=1, seed=6, dtype=torch.float32)
     lengths = [9, 2, 6, 4, 7, 3, 5, 8, 2, 0, 21, 3, 1, 1, 6, 4, 10, 5, 2, 7, 3, 9, 1, 4]
     batches = [source_batch(DICT, lengths[i:i + rows], seed=i)
                for i in range(0, len(lengths), rows)]
     default = Task(DICT).build_generator([target], gen_args(beam=1, max_len_b=15))
     with torch.no_grad():
         expected = [default.generate([target], b) for b in batches]
-    ours = SpeculativeSequenceGenerator([target], DICT, draft_method="none", max_len_b=15)
+    ours = _build(kind, target, draft, draft_len=3, max_len_b=15)
     streamed = list(ours.generate_stream(((b, None) for b in batches), rows))
     for want, (_, got) in zip(expected, streamed):
         _assert_same([[h[0]] for h in want], got, exact=True)
