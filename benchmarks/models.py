@@ -71,9 +71,10 @@ def batches(task, n_sentences, batch_size, seed=1):
             for j in range(0, n, batch_size)], n
 
 
-def decode_all(generator, model, samples, seed):
+def decode_all(generator, model, samples, seed, scores=None):
     """(wall seconds, {sentence id: hypothesis tokens}) of `generator` over `samples`, torch's
-    random draws seeded with `seed`."""
+    random draws seeded with `seed`; `scores` (a dict) receives {sentence id: positional
+    scores}."""
     import torch
 
     torch.manual_seed(seed)
@@ -82,6 +83,8 @@ def decode_all(generator, model, samples, seed):
     for s in samples:
         for i, h in zip(s["id"].tolist(), generator.generate([model], s)):
             hyps[i] = h[0]["tokens"].tolist()
+            if scores is not None:
+                scores[i] = h[0]["positional_scores"].tolist()
     return time.perf_counter() - t0, hyps
 
 

@@ -22,7 +22,8 @@ and its drained end). Engines:
   BiLD, BiLD inflight   the draft as BiLD's small model, thresholds at their defaults
 They take turns (benchmarks.harness.interleave, the order rotating between repeats; medians).
 Per engine: seconds, the speed over the default generator, the share of sentences identical to
-the default generator's (float32), the target's passes (verify passes and plain greedy steps)
+the default generator's (float32) and of those whose positional scores are equal too, bit for
+bit, the target's passes (verify passes and plain greedy steps)
 per written token, and the idle share of the rows a pass could hold (1 - rows verified /
 (verify passes x batch size); for greedy search, of its plain steps).
 Peak memory: the default generator and speculative decoding, each streamed and batch by batch,
@@ -43,9 +44,9 @@ from benchmarks.harness import (ROTATE, FunctionEngine, Result, interleave,  # n
 DRAFT_LEN = 3
 
 
-def _stream_run(generator, model, samples):
+def _stream_run(generator, model, samples, scores):
     """generate_stream over `samples` at the batch size as the rows in flight: (seconds,
-    {id: tokens})."""
+    {id: tokens}); `scores` receives {id: positional scores}."""
     import time
 
     import torch
@@ -57,10 +58,12 @@ def _stream_run(generator, model, samples):
     for sample, hypos in generator.generate_stream(((s, None) for s in samples), rows):
         for i, h in zip(sample["id"].tolist(), hypos):
             hyps[i] = h[0]["tokens"].tolist()
+            scores[i] = h[0]["positional_scores"].tolist()
     return time.perf_counter() - t0, hyps
 
 
-def engine(name, generator, model, samples, stream):
+def engine(name, generator, model, samples, stream, scores):
+    """The engine `name`; `scores` receives {id: positional scores} of its last run."""
     from benchmarks.models import decode_all
 
     stats = getattr(generator, "stats", None)
@@ -68,8 +71,9 @@ def engine(name, generator, model, samples, stream):
 
     def decode(some):
         """(seconds, {id: tokens}) of `some` batches, streamed or batch by batch"""
-        return (_stream_run(generator, model, some) if stream
-                else decode_all(generator, model, some, seed=0))
+        scores.clear()
+        return (_stream_run(generator, model, some, scores) if stream
+                else decode_all(generator, model, some, seed=0, scores=scores))
 
     def counts():
         """(verify passes, their rows, plain greedy steps, positions computed)"""
@@ -119,13 +123,16 @@ def setting(factor, batch_size, args):
     bild = lambda: BiLDSequenceGenerator([model], tgt, small_model=draft,  # noqa: E731
                                          max_len_b=200)
     greedy = SpeculativeSequenceGenerator([model], tgt, draft_method="none", max_len_b=200)
-    engines = [engine("default", task.build_generator([model], gen_cfg), model, samples, False),
-               engine("default inflight", greedy, model, samples, True),
-               engine("speculative", spec(), model, samples, False),
-               engine("speculative inflight", spec(), model, samples, True),
-               engine("speculative adaptive inflight", adaptive, model, samples, True),
-               engine("BiLD", bild(), model, samples, False),
-               engine("BiLD inflight", bild(), model, samples, True)]
+    generators = {"default": (task.build_generator([model], gen_cfg), False),
+                  "default inflight": (greedy, True),
+                  "speculative": (spec(), False),
+                  "speculative inflight": (spec(), True),
+                  "speculative adaptive inflight": (adaptive, True),
+                  "BiLD": (bild(), False),
+                  "BiLD inflight": (bild(), True)}
+    scores = {name: {} for name in generators}
+    engines = [engine(name, generator, model, samples, stream, scores[name])
+               for name, (generator, stream) in generators.items()]
 
     def progress(repeat, name, r):
         print(f"[inflight] x{factor} batch {batch_size} {name}: {r.seconds:.2f} s", flush=True)
@@ -136,14 +143,24 @@ def setting(factor, batch_size, args):
         last = timings.runs[name][-1].figures
         out[name] = {"seconds": s.runs_s, "ratio": s.ratio, "identical": s.identical,
                      "ms_per_token": 1e3 * s.seconds / s.tokens, **last}
+    # the positional scores, bit for bit (float32), against the default generator's
+    for name in out:
+        out[name]["scores_identical"] = same_share(scores[name], scores["default"])
     # BiLD is not exact by design: its in-flight twin is compared with BiLD batch by batch
     bild_out = {n: timings.runs[n][-1].outputs for n in ("BiLD", "BiLD inflight")}
-    same = sum(bild_out["BiLD inflight"][i] == h for i, h in bild_out["BiLD"].items())
-    out["BiLD inflight"]["identical_to_bild"] = same / len(bild_out["BiLD"])
+    out["BiLD inflight"]["identical_to_bild"] = same_share(bild_out["BiLD inflight"],
+                                                           bild_out["BiLD"])
+    out["BiLD inflight"]["scores_identical_to_bild"] = same_share(scores["BiLD inflight"],
+                                                                  scores["BiLD"])
     if args.peak_memory:
         for name, peak in peak_memory(target_path, draft_path, batch_size, args).items():
             out[name]["peak_rss_mib"] = peak
     return {"factor": factor, "batch_size": batch_size, "sentences": n, "engines": out}
+
+
+def same_share(outputs, reference) -> float:
+    """The share of the reference's sentences whose output in `outputs` is the same."""
+    return sum(outputs.get(i) == v for i, v in reference.items()) / len(reference)
 
 
 def sentences(args, batch_size: int) -> int:
@@ -201,20 +218,27 @@ def print_table(report):
             cells.append(f"{ratio:.2f}x{passes}")
         cells.append(f"{e['speculative adaptive inflight']['ratio']:.2f}x")
         print(f"| x{row['factor']}, batch {row['batch_size']} | " + " | ".join(cells) + " |")
-    print("\nEvery engine (x default: over the default generator batch by batch; identical: its "
-          "sentences equal to the default generator's, float32):\n")
+    print("\nEvery engine (x default: over the default generator batch by batch; identical: the "
+          "share of its sentences equal to the default generator's, float32; scores: the share "
+          "whose positional scores are equal too, bit for bit):\n")
     print("| setting | engine | x default | identical | ms/token | passes/token | idle rows | "
           "peak MiB |")
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         for name, e in row["engines"].items():
-            extra = (f" ({100 * e['identical_to_bild']:.0f}% = BiLD)"
-                     if "identical_to_bild" in e else "")
+            same = f"{100 * e['identical']:.0f}%"
+            if "scores_identical" in e:
+                same += f", scores {100 * e['scores_identical']:.0f}%"
+            if "identical_to_bild" in e:
+                same += f" ({100 * e['identical_to_bild']:.0f}% = BiLD"
+                if "scores_identical_to_bild" in e:
+                    same += f", scores {100 * e['scores_identical_to_bild']:.0f}%"
+                same += ")"
             passes = f"{e['passes_per_token']:.3f}" if "passes_per_token" in e else "-"
             idle = f"{100 * e['idle_share']:.0f}%" if "idle_share" in e else "-"
             peak = f"{e['peak_rss_mib']:,.0f}" if "peak_rss_mib" in e else "-"
             print(f"| x{row['factor']}, batch {row['batch_size']} | {name} | {e['ratio']:.2f}x | "
-                  f"{100 * e['identical']:.0f}%{extra} | {e['ms_per_token']:.2f} | {passes} | "
+                  f"{same} | {e['ms_per_token']:.2f} | {passes} | "
                   f"{idle} | {peak} |")
 
 
