@@ -10,7 +10,8 @@ from fairseq.modules import gelu_accurate
 
 from fairseq_fast.kernels import loader, small_gemm
 from fairseq_fast.decoding.backends import FusedBackend, TorchBackend, decoder_backend
-from fairseq_fast.decoding.fused_layer import FusedLayers, layer_supported
+from fairseq_fast.decoding.fused_layer import (DECODER_MAX_ROWS, KERNEL_MAX_ROWS, FusedLayers,
+                                               layer_supported)
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
 from fairseq_fast.decoding.step_rules import StepRules
 from model_factory import (DummyTask, language_model, make_dictionary, source_batch,
@@ -228,7 +229,9 @@ def test_where_the_fused_layers_are_not_taken():
     fused, lean = backend.layers, backend.lean
     with torch.no_grad():
         assert fused.ready(6) == small_gemm.available()
-        assert not fused.ready(161)
+        assert fused.ready(161) == small_gemm.available()  # decoder calls past one matmul's
+        assert not fused.ready(161, KERNEL_MAX_ROWS)  # limit; an encoder call's
+        assert not fused.ready(DECODER_MAX_ROWS + 1)
         lean.linear.kernel = False  # matmuls kept off the kernel (benchmark_linear's oneDNN row)
         assert not fused.ready(6)
         lean.linear.kernel = True

@@ -154,6 +154,25 @@ def test_in_flight_has_the_default_generators_bits(normalize_before, rows, kind)
         _assert_same([[h[0]] for h in want], got, exact=True)
 
 
+@pytest.mark.skipif(not small_gemm.available(), reason="kernels not buildable here")
+def test_long_windows_of_many_rows_change_no_bit():
+    """float32: BiLD windows of 11 inputs on 24 rows in flight (passes of more inputs than a
+    single matmul takes on the small-matrix kernel's route) give the bits of the same sentences
+    batch by batch, whose last passes are small."""
+    from fairseq_fast.decoding.fused_layer import DECODER_MAX_ROWS, KERNEL_MAX_ROWS
+
+    assert 24 * 11 > KERNEL_MAX_ROWS and 24 * 11 <= DECODER_MAX_ROWS
+    target = translation_model(TASK, layers=2, seed=7, eos_bias=-1.0, normalize_before=True,
+                               dtype=torch.float32)
+    draft = translation_model(TASK, layers=1, dim=8, heads=1, seed=6, dtype=torch.float32)
+    lengths = [9, 2, 6, 4, 7, 3, 5, 8, 2, 0, 21, 3, 1, 1, 6, 4, 10, 5, 2, 7, 3, 9, 1, 4] * 2
+    batches = [source_batch(DICT, lengths[i:i + 24], seed=i) for i in range(0, 48, 24)]
+    _stream_equals_batches(
+        lambda: BiLDSequenceGenerator([target], DICT, small_model=draft, fallback_threshold=0.0,
+                                      rollback_threshold=10.0, max_small_steps=10, max_len_b=30),
+        batches, 24)
+
+
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_greedy_without_drafts_is_stock_greedy(dtype):
     """draft_method 'none' (the default generator's greedy search with --inflight-batching):

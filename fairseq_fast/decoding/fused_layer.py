@@ -10,13 +10,14 @@ lean_decoder.py runs a layer as ~25 tensor ops and kernel calls from Python; ins
 each costs tens of microseconds (its data and the dispatcher's code evicted by the weights
 streamed before it), which on the demo pair is as much as the matmuls themselves. The C layer
 does the same arithmetic (the matmul kernel, the attention kernel, layer norms, the cache write)
-without leaving C. Used for float32 on CPU with the kernels built, up to KERNEL_MAX_ROWS rows
-per call, for layers of the plain fairseq kind: ReLU or GELU, affine layer norms (pre- or
-post-norm), equal query/key/value sizes, no NormFormer extras; anything else takes the Python
-path, which is the reference (and what float64 tests check against stock). The layers read the
-self-attention cache through a state's `origin` where it has one (fairseq's generator on CPU:
-beams reordered without copies, decoder_state.py) and, when asked, hand back the last layer's
-encoder attention probabilities (fairseq's generator stores them at every step).
+without leaving C. Used for float32 on CPU with the kernels built, up to DECODER_MAX_ROWS rows
+per decoder call (KERNEL_MAX_ROWS per encoder call), for layers of the plain fairseq kind: ReLU
+or GELU, affine layer norms (pre- or post-norm), equal query/key/value sizes, no NormFormer
+extras; anything else takes the Python path, which is the reference (and what float64 tests
+check against stock). The layers read the self-attention cache through a state's `origin`
+where it has one (fairseq's generator on CPU: beams reordered without copies, decoder_state.py)
+and, when asked, hand back the last layer's encoder attention probabilities (fairseq's generator
+stores them at every step).
 
 fc2 reads relu(fc1(x)), mostly zeros in a trained model: the C layer gives it to the matmul
 kernel's sparse-input variant, which skips them where that is cheaper (the same bits; see
@@ -43,6 +44,12 @@ from fairseq_fast.decoding.model_gate import all_layers, encoder_refusal, layerd
 from fairseq_fast.decoding.unpadded_encoder import encode_by_length, encoder_output
 from fairseq_fast.kernels.packed_linear import KERNEL_MAX_ROWS
 
+# Rows (batch rows x inputs per row) up to which a decoder call stays in C. Past
+# KERNEL_MAX_ROWS a single matmul is a little faster on oneDNN, but a whole pass in C still
+# beats the Python layer path around it, and every pass in C gives a row the same bits whatever
+# rows share its call (docs/exactness.md); past this many the matmuls dominate and oneDNN's
+# speed wins.
+DECODER_MAX_ROWS = 1024
 SPARSE_FFN_ENV = "FAIRSEQ_FAST_SPARSE_FFN"
 SPARSE_NEVER, SPARSE_CHEAPER, SPARSE_ALWAYS = (loader.CONSTANTS[f"SPARSE_{mode}"]  # kernels.h
                                               for mode in ("NEVER", "CHEAPER", "ALWAYS"))
@@ -120,13 +127,15 @@ class FusedLayers:
             return None
         return cls(layers, linear)
 
-    def ready(self, rows: int) -> bool:
+    def ready(self, rows: int, most: Optional[int] = None) -> bool:
         """Whether a call of `rows` rows can run here: the kernels built and on (its matmuls are
-        the small-matrix kernel's), float32 CPU weights, no autograd, <= KERNEL_MAX_ROWS rows."""
+        the small-matrix kernel's), float32 CPU weights, no autograd, <= `most` rows (None:
+        DECODER_MAX_ROWS)."""
+        most = DECODER_MAX_ROWS if most is None else most
         weight = self.layers[0].fc1.weight  # the model moves as a whole (.half(), .cuda())
         return (self.linear.enabled and self.linear.kernel
                 and weight.dtype == torch.float32 and weight.device.type == "cpu"
-                and not torch.is_grad_enabled() and 0 < rows <= KERNEL_MAX_ROWS
+                and not torch.is_grad_enabled() and 0 < rows <= most
                 and small_gemm.available())
 
     # -- argument structs ------------------------------------------------------------------
@@ -298,7 +307,8 @@ class FusedEncoder:
 
     def usable(self, src_tokens: Tensor) -> bool:
         """CPU, and one sentence fits a call (a batch runs in calls of whole sentences)."""
-        return src_tokens.device.type == "cpu" and self.layers.ready(src_tokens.size(1))
+        return (src_tokens.device.type == "cpu"
+                and self.layers.ready(src_tokens.size(1), KERNEL_MAX_ROWS))
 
     def forward(self, net_input: dict) -> dict:
         enc = self.encoder
