@@ -23,9 +23,9 @@ and its drained end). Engines:
 They take turns (benchmarks.harness.interleave, the order rotating between repeats; medians).
 Per engine: seconds, the speed over the default generator, the share of sentences identical to
 the default generator's (float32) and of those whose positional scores are equal too, bit for
-bit, the target's passes (verify passes and plain greedy steps)
-per written token, and the idle share of the rows a pass could hold (1 - rows verified /
-(verify passes x batch size); for greedy search, of its plain steps).
+bit, the target's passes (verify passes and plain greedy steps) per written token, and the idle
+share of the rows a pass could hold (1 - rows verified / (verify passes x batch size); for
+greedy search, of its plain steps).
 Peak memory: the default generator and speculative decoding, each streamed and batch by batch,
 decode the same sentences in a process of their own (benchmarks.engine_rss), which reports its
 peak resident set.
@@ -38,8 +38,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, ROOT)
-from benchmarks.harness import (ROTATE, FunctionEngine, Result, interleave,  # noqa: E402
-                                summarize, write_report)
+from benchmarks.harness import (ROTATE, FunctionEngine, Result, identical_share,  # noqa: E402
+                                interleave, summarize, write_report)
 
 DRAFT_LEN = 3
 
@@ -145,22 +145,17 @@ def setting(factor, batch_size, args):
                      "ms_per_token": 1e3 * s.seconds / s.tokens, **last}
     # the positional scores, bit for bit (float32), against the default generator's
     for name in out:
-        out[name]["scores_identical"] = same_share(scores[name], scores["default"])
+        out[name]["scores_identical"] = identical_share(scores[name], scores["default"])
     # BiLD is not exact by design: its in-flight twin is compared with BiLD batch by batch
     bild_out = {n: timings.runs[n][-1].outputs for n in ("BiLD", "BiLD inflight")}
-    out["BiLD inflight"]["identical_to_bild"] = same_share(bild_out["BiLD inflight"],
-                                                           bild_out["BiLD"])
-    out["BiLD inflight"]["scores_identical_to_bild"] = same_share(scores["BiLD inflight"],
-                                                                  scores["BiLD"])
+    out["BiLD inflight"]["identical_to_bild"] = identical_share(bild_out["BiLD inflight"],
+                                                                bild_out["BiLD"])
+    out["BiLD inflight"]["scores_identical_to_bild"] = identical_share(scores["BiLD inflight"],
+                                                                       scores["BiLD"])
     if args.peak_memory:
         for name, peak in peak_memory(target_path, draft_path, batch_size, args).items():
             out[name]["peak_rss_mib"] = peak
     return {"factor": factor, "batch_size": batch_size, "sentences": n, "engines": out}
-
-
-def same_share(outputs, reference) -> float:
-    """The share of the reference's sentences whose output in `outputs` is the same."""
-    return sum(outputs.get(i) == v for i, v in reference.items()) / len(reference)
 
 
 def sentences(args, batch_size: int) -> int:
