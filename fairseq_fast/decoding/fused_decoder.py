@@ -103,8 +103,11 @@ class FusedDecoder:
         return args[2], self._states[1]
 
     def work(self, decoder, bsz: int, width: int) -> Tensor:
-        """Scratch space for a call of bsz rows of `width` inputs (grown, never shrunk)."""
-        size = fused.decoder_work_floats(decoder, bsz, width)
+        """Scratch space for a greedy call of bsz rows of `width` first inputs (grown, never
+        shrunk; shared with the passes)."""
+        return self._scratch(fused.decoder_work_floats(decoder, bsz, width))
+
+    def _scratch(self, size: int) -> Tensor:
         if self._work.numel() < size:
             self._work = torch.empty(size)
         return self._work
@@ -124,13 +127,13 @@ class FusedDecoder:
         bsz, n = tokens.shape
         decoder = self.decoder_struct(total)
         pad, layer_states = self.state_struct(state, bsz)
-        work = self.work(decoder, bsz, n)
         off = None
         rows = bsz * n
         if counts is not None:
             off = torch.zeros(bsz + 1, dtype=torch.long)
             torch.cumsum(counts, 0, out=off[1:])
             rows = int(off[-1])
+        work = self._scratch(fused.forward_work_floats(decoder, rows))
         width = decoder.output.out_features
         if (out is not None and off is None and out.numel() == rows * width
                 and out.dtype == torch.float32 and out.device.type == "cpu"

@@ -246,7 +246,13 @@ def _check_layers(structs, x, caches, crosses, start, total, self_pad, origin, p
 
 
 def decoder_work_floats(decoder: Decoder, bsz: int, width: int) -> int:
+    """Floats of scratch a greedy call of bsz rows of `width` first inputs needs."""
     return loader.function("gd_work_floats")(ctypes.byref(decoder), bsz, width)
+
+
+def forward_work_floats(decoder: Decoder, rows: int) -> int:
+    """Floats of scratch a whole-decoder pass over `rows` inputs in all needs."""
+    return loader.function("gd_forward_work_floats")(ctypes.byref(decoder), rows)
 
 
 def decoder_forward(decoder: Decoder, states, tokens: Tensor, lengths: Tensor, *, total: int,
@@ -260,8 +266,10 @@ def decoder_forward(decoder: Decoder, states, tokens: Tensor, lengths: Tensor, *
     DecoderState.origin (not with off)."""
     bsz, n = tokens.shape
     if calls.STRICT:
+        rows = bsz * n if off is None else int(off[-1])
         _check_decoder("gd_forward_f32", decoder, states, tokens, lengths, n, total, scores,
-                       work, bsz * n if off is None else None)
+                       work, bsz * n if off is None else None,
+                       need=forward_work_floats(decoder, rows))
         _check_origin("gd_forward_f32", origin, bsz, total, states.rows)
         require("gd_forward_f32", origin is None or off is None, "origin with ragged rows")
         if off is not None:
@@ -350,8 +358,10 @@ def lookahead(decoder: Decoder, states, step_rules: Rules, tokens: Tensor, n_tok
     return rounds
 
 
-def _check_decoder(name, decoder, states, tokens, lengths, n, total, scores, work, rows):
-    """tokens [B, width] within the embedding, lengths + n within the caches' capacity."""
+def _check_decoder(name, decoder, states, tokens, lengths, n, total, scores, work, rows,
+                   need=None):
+    """tokens [B, width] within the embedding, lengths + n within the caches' capacity, work
+    of `need` floats (None: a greedy call's)."""
     bsz, width = tokens.shape
     check_tensor(name, "tokens", tokens, (bsz, width), torch.long)
     check_within(name, "tokens", tokens, 0, decoder.embed_rows)
@@ -369,6 +379,7 @@ def _check_decoder(name, decoder, states, tokens, lengths, n, total, scores, wor
                 and (rows is None or scores.numel() == rows * decoder.output.out_features),
                 f"scores {tuple(scores.shape)} for {rows} rows of "
                 f"{decoder.output.out_features}")
-    need = decoder_work_floats(decoder, bsz, width)
+    if need is None:
+        need = decoder_work_floats(decoder, bsz, width)
     require(name, work.dtype == torch.float32 and work.numel() >= need,
             f"work of {work.numel()} floats, {need} needed")

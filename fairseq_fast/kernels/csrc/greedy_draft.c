@@ -44,6 +44,12 @@ int64_t gd_work_floats(const gd_decoder *D, int64_t B, int64_t width) {
   return R * C + B * C + B * D->output.out_features + dl_work_floats(R, C, ffn);
 }
 
+/* gd_forward_f32's: x [R, C] and the layers' work, for R inputs in all */
+int64_t gd_forward_work_floats(const gd_decoder *D, int64_t R) {
+  const int64_t C = D->layer[0].dim;
+  return R * C + dl_work_floats(R, C, widest_ffn(D));
+}
+
 /* x[r] for the n inputs of each row: tokens of row b at tokens[b * stride + j], slot
  * lengths[b] + j, at row b * n + j of x (with off [B + 1]: row off[b] + j, j < off[b + 1] -
  * off[b]). Two passes (scale, then add) so that each product is rounded before the sum, as
@@ -219,7 +225,8 @@ int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rul
  * slots attended to; scores [B * n, N] receives every input's scores; probs [B, H, n, S] or
  * NULL receives the last layer's encoder attention probabilities; pad as gd_greedy_f32's;
  * origin [B, origin_stride] or NULL: the cache row of each row's key slots (beams that share
- * their history, see dl_layer_units); work: gd_work_floats(D, B, n) floats. With off [B + 1]
+ * their history, see dl_layer_units); work: gd_forward_work_floats(D, rows) floats (rows: B * n,
+ * or off[B]). With off [B + 1]
  * (and no origin), ragged rows: row b has only its first off[b + 1] - off[b] inputs (<= n) and
  * scores [off[B], N] receives them, row b's from row off[b]; total = max(lengths + its inputs)
  * suffices. */

@@ -149,6 +149,7 @@ typedef struct {
 } gd_rules;
 
 int64_t gd_work_floats(const gd_decoder *D, int64_t B, int64_t width);
+int64_t gd_forward_work_floats(const gd_decoder *D, int64_t R);
 int64_t gd_greedy_f32(const gd_decoder *D, const gd_layer_state *S, const gd_rules *rules,
                       int64_t B, const int64_t *feed, int64_t width, const int64_t *unread,
                       int64_t *lengths, const int64_t *first_step, int64_t k,
