@@ -268,7 +268,7 @@ def decoder_forward(decoder: Decoder, states, tokens: Tensor, lengths: Tensor, *
     if calls.STRICT:
         rows = bsz * n if off is None else int(off[-1])
         _check_decoder("gd_forward_f32", decoder, states, tokens, lengths, n, total, scores,
-                       work, bsz * n if off is None else None,
+                       work, rows if off is None else None,
                        need=forward_work_floats(decoder, rows))
         _check_origin("gd_forward_f32", origin, bsz, total, states.rows)
         require("gd_forward_f32", origin is None or off is None, "origin with ragged rows")

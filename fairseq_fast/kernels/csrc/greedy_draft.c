@@ -37,17 +37,16 @@ static int64_t widest_ffn(const gd_decoder *D) {
   return ffn;
 }
 
-/* x [B * width, C], the final rows [B, C], scores [B, N], the layers' work */
-int64_t gd_work_floats(const gd_decoder *D, int64_t B, int64_t width) {
-  const int64_t C = D->layer[0].dim, ffn = widest_ffn(D);
-  const int64_t R = B * width;
-  return R * C + B * C + B * D->output.out_features + dl_work_floats(R, C, ffn);
-}
-
 /* gd_forward_f32's: x [R, C] and the layers' work, for R inputs in all */
 int64_t gd_forward_work_floats(const gd_decoder *D, int64_t R) {
   const int64_t C = D->layer[0].dim;
   return R * C + dl_work_floats(R, C, widest_ffn(D));
+}
+
+/* a pass's over B * width inputs, then the final rows [B, C] and scores [B, N] */
+int64_t gd_work_floats(const gd_decoder *D, int64_t B, int64_t width) {
+  return gd_forward_work_floats(D, B * width) + B * D->layer[0].dim +
+         B * D->output.out_features;
 }
 
 /* x[r] for the n inputs of each row: tokens of row b at tokens[b * stride + j], slot
