@@ -161,6 +161,45 @@ def test_masked_keys_appended_change_no_bit(monkeypatch, level):
                 assert torch.equal(alone, wide), (dim, keys, extra)
 
 
+@needs_kernel
+@pytest.mark.parametrize("level", _levels())
+def test_a_sentences_beams_attended_together_have_the_bits_of_each_alone(monkeypatch, level):
+    """Beams sharing their sentence's encoder keys are attended together, the keys read once
+    for all of them: every beam's output and probabilities are the bits it gets with a copy of
+    the keys of its own (attended alone), at every level and head size, for key counts around
+    the tiles and groups of four, with several queries per beam, padding (a sentence all
+    padding: NaN), and sentences reading other key rows (kv_rows)."""
+    from fairseq_fast.kernels import loader
+
+    fn = loader.variant("fa_attend_f32", level)
+    monkeypatch.setattr(loader, "function",
+                        lambda name: fn if name == "fa_attend_f32" else None)
+    heads = 2
+    for dim in (16, 64, 128, 24):
+        for beams, n in ((4, 1), (5, 3), (2, 2), (9, 2)):  # 9 x 2: more than one call takes
+            for keys in (1, 3, 4, 5, 63, 64, 65, 130):
+                q, k, v = _qkv(3 * beams, heads, n, dim, keys, beams, seed=keys + dim)
+                pad = torch.zeros(3, keys, dtype=torch.bool)
+                pad[1, : keys // 2] = True
+                pad[2] = True
+                rows = torch.tensor([2, 0, 1])
+                for kv_rows in (None, rows):
+                    own = rows if kv_rows is not None else torch.arange(3)
+                    mine = own.repeat_interleave(beams)
+                    probs = torch.empty(3 * beams, heads, n, keys)
+                    together = cpu_attention.attend(q, k, v, pad=pad, kv_rows=kv_rows,
+                                                    probs=probs)
+                    alone_probs = torch.empty_like(probs)
+                    alone = cpu_attention.attend(q, k[mine], v[mine], pad=pad[mine],
+                                                 probs=alone_probs)
+                    case = (dim, beams, n, keys, kv_rows is not None)
+                    assert torch.equal(together.nan_to_num(9.0), alone.nan_to_num(9.0)), case
+                    assert torch.equal(probs.nan_to_num(9.0), alone_probs.nan_to_num(9.0)), case
+                    fully_padded = (own == 2).repeat_interleave(beams)
+                    assert bool(together[fully_padded].isnan().all()), case
+                    assert not bool(together[~fully_padded].isnan().any()), case
+
+
 def test_large_scores_are_stable():
     """Scores in the hundreds (softmax saturates): the max is subtracted before exp."""
     q, k, v = _qkv(1, 2, 2, 64, 20)

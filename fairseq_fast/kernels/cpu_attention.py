@@ -35,12 +35,13 @@ def usable(q: Tensor) -> bool:
 
 def attend(q: Tensor, k: Tensor, v: Tensor, start: Optional[Tensor] = None,
            pad: Optional[Tensor] = None, origin: Optional[Tensor] = None,
-           kv_rows: Optional[Tensor] = None) -> Tensor:
+           kv_rows: Optional[Tensor] = None, probs: Optional[Tensor] = None) -> Tensor:
     """q [B, H, n, D] (already scaled), k/v [B / g, H, T, D] with the same strides, shared by g
     consecutive rows; start [B] int64 or pad [B / g, T] bool (True = masked) or neither.
     With kv_rows [B / g] int64, k/v/pad may have any number of rows and sentence s (rows
     s * g .. s * g + g - 1) reads row kv_rows[s] of them. With origin [B, >= T] int64, k/v
-    are [R, H, T, D] cache rows and row b's key t is k[origin[b, t], :, t].
+    are [R, H, T, D] cache rows and row b's key t is k[origin[b, t], :, t]. probs
+    [B, H, n, T] (contiguous float32) receives the attention probabilities.
     Returns [B, n, H * D] float32."""
     fn = loader.function("fa_attend_f32")
     if fn is None:
@@ -55,6 +56,9 @@ def attend(q: Tensor, k: Tensor, v: Tensor, start: Optional[Tensor] = None,
         q = q.contiguous()
     if k.stride(3) != 1 or k.stride() != v.stride():
         k, v = k.contiguous(), v.contiguous()
+    if probs is not None and (probs.shape != (b, h, n, t) or probs.dtype != torch.float32
+                              or not probs.is_contiguous()):
+        raise ValueError(f"probs must be a contiguous float32 [{b}, {h}, {n}, {t}] tensor")
     out = q.new_empty(b, n, h * d)
     if b * n == 0:
         return out
@@ -77,5 +81,6 @@ def attend(q: Tensor, k: Tensor, v: Tensor, start: Optional[Tensor] = None,
     fn(
         q.data_ptr(), q.stride(0), q.stride(1), q.stride(2), 1.0, k.data_ptr(), v.data_ptr(),
         k.stride(0), k.stride(1), k.stride(2), out.data_ptr(), b, h, n, d, t, group, rows_ptr,
-        start_ptr, pad_ptr, origin_ptr, origin_stride, None, torch.get_num_threads())
+        start_ptr, pad_ptr, origin_ptr, origin_stride,
+        None if probs is None else probs.data_ptr(), torch.get_num_threads())
     return out

@@ -170,11 +170,11 @@ static inline vec exp_nonpositive_v(vec x) {
  * zeros): in-flight batching pads a newcomer's source on the right to the rows' longest.
  * Generic D: a scalar loop. */
 #define DEFINE_SCORES_AT(NV, NAME, OFF)                                                        \
-  static float NAME(const float *q, const float *k, int64_t kt, const int64_t *org,         \
-                    int64_t kb, int64_t limit, const uint8_t *pad, float *s) {                \
+  static inline __attribute__((always_inline)) void NAME##_span(                             \
+      const float *q, const float *k, int64_t kt, const int64_t *org, int64_t kb, int64_t t,  \
+      int64_t limit, float *s) {                                                              \
     vec qv[NV];                                                                               \
     for (int i = 0; i < NV; i++) qv[i] = LOAD(q + i * LANES);                                 \
-    int64_t t = 0;                                                                            \
     for (; t + 4 <= limit; t += 4) {                                                          \
       const float *k0 = k + t * kt + OFF(t), *k1 = k + (t + 1) * kt + OFF(t + 1);             \
       const float *k2 = k + (t + 2) * kt + OFF(t + 2), *k3 = k + (t + 3) * kt + OFF(t + 3);   \
@@ -197,6 +197,10 @@ static inline vec exp_nonpositive_v(vec x) {
       hsum4(a[0], a[1], a[2], a[3], last);                                                    \
       for (int64_t u = t; u < limit; u++) s[u] = last[u - t];                                 \
     }                                                                                         \
+  }                                                                                           \
+  static float NAME(const float *q, const float *k, int64_t kt, const int64_t *org,         \
+                    int64_t kb, int64_t limit, const uint8_t *pad, float *s) {                \
+    NAME##_span(q, k, kt, org, kb, 0, limit, s);                                              \
     return mask_and_max(s, limit, pad);                                                       \
   }
 
@@ -238,11 +242,9 @@ static float scores_any(const float *q, int64_t D, const float *k, int64_t kt,
 
 /* o = sum_t p[t] v[t] with D = NV * LANES outputs in registers; generic D: scalar loop */
 #define DEFINE_WEIGHTED_SUM_AT(NV, NAME, OFF)                                                  \
-  static void NAME(const float *p, const float *v, int64_t kt, const int64_t *org,          \
-                   int64_t kb, int64_t limit, float *o) {                                     \
-    vec acc[NV], odd[NV]; /* even and odd keys: two independent chains of additions */     \
-    for (int i = 0; i < NV; i++) acc[i] = odd[i] = ZERO();                                    \
-    int64_t t = 0;                                                                            \
+  static inline __attribute__((always_inline)) void NAME##_span(                             \
+      const float *p, const float *v, int64_t kt, const int64_t *org, int64_t kb, int64_t t,  \
+      int64_t limit, vec *acc, vec *odd) {                                                    \
     for (; t + 2 <= limit; t += 2) {                                                          \
       const vec w0 = SPLAT(p[t]), w1 = SPLAT(p[t + 1]);                                       \
       const float *v0 = v + t * kt + OFF(t), *v1 = v + (t + 1) * kt + OFF(t + 1);             \
@@ -256,6 +258,12 @@ static float scores_any(const float *q, int64_t D, const float *k, int64_t kt,
       const float *vt = v + t * kt + OFF(t);                                                  \
       for (int i = 0; i < NV; i++) acc[i] = FMADD(w, LOAD(vt + i * LANES), acc[i]);           \
     }                                                                                         \
+  }                                                                                           \
+  static void NAME(const float *p, const float *v, int64_t kt, const int64_t *org,          \
+                   int64_t kb, int64_t limit, float *o) {                                     \
+    vec acc[NV], odd[NV]; /* even and odd keys: two independent chains of additions */     \
+    for (int i = 0; i < NV; i++) acc[i] = odd[i] = ZERO();                                    \
+    NAME##_span(p, v, kt, org, kb, 0, limit, acc, odd);                                       \
     for (int i = 0; i < NV; i++) STORE(o + i * LANES, ADD(acc[i], odd[i]));                   \
   }
 
@@ -292,6 +300,42 @@ static const weighted_sum_fn WEIGHTED_SUMS[2][9] = {
     {NULL, weighted_sum_origin_1, weighted_sum_origin_2, NULL, weighted_sum_origin_4, NULL,
      NULL, NULL, weighted_sum_origin_8}};
 
+/* s[0 .. limit) = softmax of the scores there, whose maximum is max; probs (NULL, or T floats)
+ * receives them, 0 past limit. Every key masked (max = -inf): torch's softmax gives NaN, so o
+ * (D floats) and probs are NaN and 0 is returned (no weighted sum to do); 1 otherwise. */
+static int softmax_scores(float *s, float max, int64_t limit, int64_t T, float *probs, float *o,
+                          int64_t D) {
+  if (max == -INFINITY) {
+    for (int64_t d = 0; d < D; d++) o[d] = NAN;
+    if (probs)
+      for (int64_t t = 0; t < T; t++) probs[t] = NAN;
+    return 0;
+  }
+  const vec vmax = SPLAT(max);
+  vec vsum = ZERO();
+  int64_t t = 0;
+  for (; t + LANES <= limit; t += LANES) {
+    const vec e = exp_nonpositive_v(SUB(LOAD(s + t), vmax));
+    STORE(s + t, e);
+    vsum = ADD(vsum, e);
+  }
+  if (t < limit) { /* the other lanes: max - max = 0, exp 1, dropped */
+    const vec e = KEEP_TAIL(exp_nonpositive_v(SUB(LOAD_TAIL(s + t, limit - t, vmax), vmax)),
+                            limit - t);
+    STORE_TAIL(s + t, e, limit - t);
+    vsum = ADD(vsum, e);
+  }
+  const float sum = HSUM(vsum);
+  const float inv = 1.0f / sum;
+#pragma omp simd
+  for (int64_t t = 0; t < limit; t++) s[t] *= inv;
+  if (probs) {
+    memcpy(probs, s, limit * sizeof(float));
+    memset(probs + limit, 0, (T - limit) * sizeof(float));
+  }
+  return 1;
+}
+
 /* org: NULL, or row b's origins (k and v then point at cache row 0, head h) */
 static void attend_one(const float *q, int64_t qn, float scale, const float *k, const float *v,
                        int64_t kt, const int64_t *org, int64_t kb, float *out, int64_t out_n,
@@ -307,40 +351,71 @@ static void attend_one(const float *q, int64_t qn, float scale, const float *k, 
     const int64_t limit = first_limit + j < T ? first_limit + j : T;
     float max = scores ? scores(qj, k, kt, org, kb, limit, pad, s)
                        : scores_any(qj, D, k, kt, org, kb, limit, pad, s);
-    if (max == -INFINITY) { /* every key masked: torch's softmax gives NaN */
-      for (int64_t d = 0; d < D; d++) o[d] = NAN;
-      if (probs)
-        for (int64_t t = 0; t < T; t++) probs[j * T + t] = NAN;
-      continue;
-    }
-    const vec vmax = SPLAT(max);
-    vec vsum = ZERO();
-    int64_t t = 0;
-    for (; t + LANES <= limit; t += LANES) {
-      const vec e = exp_nonpositive_v(SUB(LOAD(s + t), vmax));
-      STORE(s + t, e);
-      vsum = ADD(vsum, e);
-    }
-    if (t < limit) { /* the other lanes: max - max = 0, exp 1, dropped */
-      const vec e = KEEP_TAIL(exp_nonpositive_v(SUB(LOAD_TAIL(s + t, limit - t, vmax), vmax)),
-                              limit - t);
-      STORE_TAIL(s + t, e, limit - t);
-      vsum = ADD(vsum, e);
-    }
-    const float sum = HSUM(vsum);
-    const float inv = 1.0f / sum;
-#pragma omp simd
-    for (int64_t t = 0; t < limit; t++) s[t] *= inv;
-    if (probs) {
-      memcpy(probs + j * T, s, limit * sizeof(float));
-      memset(probs + j * T + limit, 0, (T - limit) * sizeof(float));
-    }
+    if (!softmax_scores(s, max, limit, T, probs ? probs + j * T : NULL, o, D)) continue;
     if (weighted_sum)
       weighted_sum(s, v, kt, org, kb, limit, o);
     else
       weighted_sum_any(s, D, v, kt, org, kb, limit, o);
   }
 }
+
+/* A sentence's beams on one head at once: G rows of n queries each, every query seeing all T
+ * keys (encoder attention: no causal limit, no origin), D = NV * LANES. The keys and values
+ * are read a tile at a time, every query in turn on a tile while it is in L1, so that they
+ * come from memory once for all the beams instead of once per beam and then from L2 for the
+ * others. Each query's operations are attend_one's in the same order (its scores four keys at
+ * a time from key 0, its weighted sum's even and odd chains carried from tile to tile), so
+ * each row gets attend_one's bits. q: row g's query j at q + g * qb + j * qn; out: row g's at
+ * out + g * out_b + j * out_n; probs: NULL or row g's [n, T] at probs + g * probs_b;
+ * s: G * n * T floats. */
+#define ATTEND_TILE 64 /* keys per tile (a multiple of 4): 16 KB of keys at D = 64 */
+#define DEFINE_ATTEND_GROUP(NV)                                                                \
+  static void attend_group_##NV(const float *q, int64_t qb, int64_t qn, float scale,          \
+                                const float *k, const float *v, int64_t kt, float *out,       \
+                                int64_t out_b, int64_t out_n, int64_t G, int64_t n,           \
+                                int64_t T, const uint8_t *pad, float *s, float *probs,        \
+                                int64_t probs_b) {                                            \
+    const int64_t D = NV * LANES, Q = G * n;                                                  \
+    float qs[Q][D];                                                                           \
+    int live[Q];                                                                              \
+    for (int64_t i = 0; i < Q; i++)                                                           \
+      for (int64_t d = 0; d < D; d++) qs[i][d] = q[i / n * qb + i % n * qn + d] * scale;      \
+    for (int64_t t0 = 0; t0 < T; t0 += ATTEND_TILE) {                                         \
+      const int64_t t1 = t0 + ATTEND_TILE < T ? t0 + ATTEND_TILE : T;                         \
+      for (int64_t i = 0; i < Q; i++) scores_##NV##_span(qs[i], k, kt, NULL, 0, t0, t1, s + i * T); \
+    }                                                                                         \
+    for (int64_t i = 0; i < Q; i++) {                                                         \
+      float *si = s + i * T;                                                                  \
+      live[i] = softmax_scores(si, mask_and_max(si, T, pad), T, T,                           \
+                               probs ? probs + i / n * probs_b + i % n * T : NULL,          \
+                               out + i / n * out_b + i % n * out_n, D);                       \
+    }                                                                                         \
+    vec acc[Q][NV], odd[Q][NV];                                                               \
+    for (int64_t i = 0; i < Q; i++)                                                           \
+      for (int j = 0; j < NV; j++) acc[i][j] = odd[i][j] = ZERO();                            \
+    for (int64_t t0 = 0; t0 < T; t0 += ATTEND_TILE) {                                         \
+      const int64_t t1 = t0 + ATTEND_TILE < T ? t0 + ATTEND_TILE : T;                         \
+      for (int64_t i = 0; i < Q; i++)                                                         \
+        if (live[i]) weighted_sum_##NV##_span(s + i * T, v, kt, NULL, 0, t0, t1, acc[i], odd[i]); \
+    }                                                                                         \
+    for (int64_t i = 0; i < Q; i++) {                                                         \
+      if (!live[i]) continue;                                                                 \
+      float *o = out + i / n * out_b + i % n * out_n;                                         \
+      for (int j = 0; j < NV; j++) STORE(o + j * LANES, ADD(acc[i][j], odd[i][j]));           \
+    }                                                                                         \
+  }
+DEFINE_ATTEND_GROUP(1)
+DEFINE_ATTEND_GROUP(2)
+DEFINE_ATTEND_GROUP(4)
+DEFINE_ATTEND_GROUP(8)
+typedef void (*attend_group_fn)(const float *, int64_t, int64_t, float, const float *,
+                                const float *, int64_t, float *, int64_t, int64_t, int64_t,
+                                int64_t, int64_t, const uint8_t *, float *, float *, int64_t);
+static const attend_group_fn ATTEND_GROUPS[9] = {NULL, attend_group_1, attend_group_2, NULL,
+                                                 attend_group_4, NULL, NULL, NULL,
+                                                 attend_group_8};
+#define GROUP_MAX_QUERIES 16     /* queries attended together (the accumulators on the stack) */
+#define GROUP_MAX_FLOATS 65536   /* their scores, on the thread's stack */
 
 /* The (row, head) pairs shared among the threads of the enclosing parallel region (an
  * orphaned `omp for`, ending with its barrier: decoder_layer.c runs a whole layer in one
@@ -355,6 +430,22 @@ void fa_attend_units(const float *q, int64_t qb, int64_t qh, int64_t qn, float s
                      const uint8_t *pad, const int64_t *origin, int64_t origin_stride,
                      float *probs, int64_t cluster) {
   if (cluster < 1 || B % cluster) cluster = 1;
+  const int64_t nv = D % LANES == 0 && D / LANES <= 8 ? D / LANES : 0;
+  if (group > 1 && cluster == group && !origin && !start && ATTEND_GROUPS[nv] && T > 0 &&
+      group * n <= GROUP_MAX_QUERIES && group * n * T <= GROUP_MAX_FLOATS) {
+    /* encoder attention of beams sharing their sentence's keys: a sentence's beams at once */
+#pragma omp for schedule(static)
+    for (int64_t u = 0; u < B / group * H; u++) {
+      const int64_t c = u / H, h = u % H, b = c * group;
+      const int64_t src = kv_rows ? kv_rows[c] : c;
+      float s[group * n * T];
+      ATTEND_GROUPS[nv](q + b * qb + h * qh, qb, qn, scale, k + src * kb + h * kh,
+                        v + src * kb + h * kh, kt, out + b * n * H * D + h * D, n * H * D,
+                        H * D, group, n, T, pad ? pad + src * T : NULL, s,
+                        probs ? probs + (b * H + h) * n * T : NULL, H * n * T);
+    }
+    return;
+  }
 #pragma omp for schedule(static)
   for (int64_t u = 0; u < B * H; u++) {
     const int64_t c = u / (cluster * H), h = u / cluster % H, b = c * cluster + u % cluster;
