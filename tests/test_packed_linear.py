@@ -80,18 +80,20 @@ def test_fused_residual_and_relu_are_the_bits_of_torch_ops_after_the_kernel(rows
 
 
 @needs_kernel
-def test_kernel_bits_do_not_depend_on_rows_threads_or_storage():
+@pytest.mark.parametrize("inputs", [256, 200])
+def test_kernel_bits_do_not_depend_on_rows_threads_or_storage(inputs):
     """Each output is one accumulator over k in order: a row's result is the same bits alone
     or among others, on 1 or 2 threads, from float16 or float32 storage of the same values
-    (60 rows: float16 blocks widened once per thread; a row alone: widened in registers)."""
+    (60 rows: float16 weights widened chunk by chunk, the last chunk whole or partial; a row
+    alone: widened in registers)."""
     g = torch.Generator().manual_seed(5)
-    x = torch.randn(60, 256, generator=g)
-    w = torch.randn(300, 256, generator=g).half().float()
+    x = torch.randn(60, inputs, generator=g)
+    w = torch.randn(300, inputs, generator=g).half().float()
     b = torch.randn(300, generator=g)
     packed = small_gemm.pack(w)
     assert packed.data.dtype == (torch.float32 if loader.level() == "generic" else torch.float16)
-    as16 = small_gemm.Packed(packed.data.half(), 300, 256)
-    as32 = small_gemm.Packed(packed.data.float(), 300, 256)
+    as16 = small_gemm.Packed(packed.data.half(), 300, inputs)
+    as32 = small_gemm.Packed(packed.data.float(), 300, inputs)
     full = small_gemm.linear(x, as16, b)
     assert torch.equal(small_gemm.linear(x, as32, b), full)
     assert all(torch.equal(small_gemm.linear(x[i:i + 1], as16, b), full[i:i + 1])

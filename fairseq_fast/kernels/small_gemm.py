@@ -17,8 +17,9 @@ the demo pair at 1 to 160 rows, weights cold in cache as in a real step (docs/be
 Weights whose values are all float16 numbers (checkpoints trained or stored in half precision,
 like the demo pair) are packed as float16 and widened in registers: half the memory traffic, the
 same products (float16 -> float32 is exact), so the same results bit for bit. A call of many rows
-(>= 8 row groups, e.g. beam 5 x 32 sentences) widens each block once into a per-thread buffer
-instead, so the FMA ports do not convert the same block again for every group of rows. The
+(>= 8 row groups, e.g. beam 5 x 16 sentences) widens each chunk of a block once into a
+per-thread buffer that stays in L1 instead, so the FMA ports do not convert the same weights
+again for every group of rows. The
 generic C level (CPUs without AVX2) converts float16 in software, so it keeps float32.
 
 The C layers (decoder_layer.c) run a ReLU feed-forward's second matmul through the same kernel's

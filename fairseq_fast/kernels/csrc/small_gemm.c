@@ -412,21 +412,35 @@ void sg_linear_f32_units(const float *x, int64_t R, int64_t K, const float *p,
   FOR_BLOCKS(RUN_BLOCK(block_f32, float, p + b * K * BLOCK, b, g0, g1, part));
 }
 
-/* A float16 weight used by many row groups is widened once per block instead: widening in
+/* A float16 weight used by many row groups is widened once per chunk instead: widening in
  * registers costs the FMA ports two uops per weight vector per row group, a visible share of a
- * call at beam-search batch sizes; a block read by a few row groups (a
- * verify window, batch 1) is cheaper to read as float16 (half the memory traffic). The same
- * float32 values either way (float16 -> float32 is exact), so the same results. */
+ * call at beam-search batch sizes. Each chunk of KC k-steps is widened into a per-thread buffer
+ * that stays in L1, prefetching the next chunk's float16 lines as it goes, and every group then
+ * reads it as float32 (widening a whole block at once would leave it in L2 for the groups to
+ * read). A block read by a few row groups (a verify window, batch 1) is cheaper to read as
+ * float16 in registers: its groups do too little arithmetic on a chunk to cover the next one's
+ * prefetch. The same float32 values either way (float16 -> float32 is exact), and each output
+ * is still one accumulator over k in order, so the same results. */
 #define WIDEN_MIN_GROUPS 8
 
 void sg_linear_f16_units(const float *x, int64_t R, int64_t K, const uint16_t *p,
                          const float *bias, float *y, int64_t N, const float *res, int relu) {
-  float *wide = (R + ROWS - 1) / ROWS >= WIDEN_MIN_GROUPS ? thread_buffer(1, K * BLOCK) : 0;
+  float *wide = (R + ROWS - 1) / ROWS >= WIDEN_MIN_GROUPS ? thread_buffer(1, KC * BLOCK) : 0;
   FOR_BLOCKS({
     const uint16_t *pb = p + b * K * BLOCK;
     if (wide && g1 - g0 >= WIDEN_MIN_GROUPS) {
-      for (int64_t i = 0; i < K * BLOCK; i += LANES) STORE(wide + i, LOAD_F16(pb + i));
-      RUN_BLOCK(block_f32, float, wide, b, g0, g1, part);
+      for (int64_t k0 = 0; k0 < K; k0 += KC) {
+        const int64_t k1 = k0 + KC < K ? k0 + KC : K;
+        for (int64_t k = k0; k < k1; k++) {
+          const uint16_t *src = pb + k * BLOCK;
+          PREFETCH(src, uint16_t, KC); /* the next chunk's line(s) of this k-step */
+          for (int j = 0; j < 4; j++)
+            STORE(wide + (k - k0) * BLOCK + j * LANES, LOAD_F16(src + j * LANES));
+        }
+        for (int64_t g = g0; g < g1; g++)
+          RUN_GROUP(block_f32, wide - k0 * BLOCK, b, g * ROWS, k0, k1,
+                    part + (g - g0) * ROWS * 4, 0, 1, 0);
+      }
     } else {
       RUN_BLOCK(block_f16, uint16_t, pb, b, g0, g1, part);
     }
