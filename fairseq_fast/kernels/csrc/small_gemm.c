@@ -278,20 +278,27 @@ static inline __attribute__((always_inline)) void store_row(const vec *acc, floa
 /* rows r0 .. r0 + nr - 1 of x times one packed block (outputs o0 .. o0 + BLOCK - 1), over
  * k = k0 .. k1 - 1. The accumulators start at zero (k0 == 0) or from part[r][j] (the partial
  * sums an earlier chunk stored there), and end in part (k1 < K) or, with the epilogue, in y.
+ * Prefetching (pf k-steps ahead, at the k-steps where (k - k0) % pfm == pfp) reads ahead in
+ * pb, or with pfh in that float16 block instead (pb then being its widened chunk).
  * Storing and reloading a float32 accumulator changes no bit: every output is still one
  * accumulator over k in order. */
 #define DEFINE_BLOCK(NAME, WTYPE, LOAD)                                                        \
   static inline __attribute__((always_inline)) void NAME(                                      \
       const int nr, const float *x, int64_t K, const WTYPE *pb, const float *bias, float *y,   \
       int64_t N, int64_t o0, const float *res, int relu, int64_t k0, int64_t k1, vec *part,    \
-      int pf, int pfm, int pfp) {                                                              \
+      int pf, int pfm, int pfp, const uint16_t *pfh) {                                         \
     vec acc[ROWS][4];                                                                          \
     for (int r = 0; r < nr; r++)                                                               \
       for (int j = 0; j < 4; j++) acc[r][j] = k0 ? part[r * 4 + j] : ZERO();                   \
     int phase = (pfm - pfp) % pfm; /* prefetch where (k - k0) % pfm == pfp */                 \
     for (int64_t k = k0; k < k1; k++) {                                                        \
       const WTYPE *wk = pb + k * BLOCK;                                                        \
-      if (pf && phase == 0) PREFETCH(wk, WTYPE, pf);                                           \
+      if (pf && phase == 0) {                                                                  \
+        if (pfh)                                                                               \
+          PREFETCH(pfh + k * BLOCK, uint16_t, pf);                                             \
+        else                                                                                   \
+          PREFETCH(wk, WTYPE, pf);                                                             \
+      }                                                                                        \
       if (++phase == pfm) phase = 0;                                                           \
       vec w0 = LOAD(wk), w1 = LOAD(wk + LANES), w2 = LOAD(wk + 2 * LANES),                     \
           w3 = LOAD(wk + 3 * LANES);                                                           \
@@ -316,7 +323,7 @@ DEFINE_BLOCK(block_f32, float, LOAD_F32)
 DEFINE_BLOCK(block_f16, uint16_t, LOAD_F16)
 
 /* rows r0 .. of x (a group of at most ROWS) times block b over k0 .. k1 - 1 (see DEFINE_BLOCK) */
-#define RUN_GROUP(BLOCK_FN, pb, b, r0, k0, k1, part, pf, pfm, pfp)                             \
+#define RUN_GROUP(BLOCK_FN, pb, b, r0, k0, k1, part, pf, pfm, pfp, pfh)                        \
   do {                                                                                         \
     int nr = R - (r0) < ROWS ? (int)(R - (r0)) : ROWS;                                         \
     const float *xr = x + (r0) * K;                                                            \
@@ -324,10 +331,10 @@ DEFINE_BLOCK(block_f16, uint16_t, LOAD_F16)
     const float *rr = res ? res + (r0) * N : 0;                                                \
     if (nr == ROWS) /* constant row counts: the accumulators stay in registers */             \
       BLOCK_FN(ROWS, xr, K, pb, bias, yr, N, (b) * BLOCK, rr, relu, k0, k1, part, pf, pfm,     \
-               pfp);                                                                           \
+               pfp, pfh);                                                                      \
     else                                                                                       \
       SMALLER_GROUP(BLOCK_FN, nr, xr, K, pb, bias, yr, N, (b) * BLOCK, rr, relu, k0, k1,      \
-                    part, pf, pfm, pfp);                                                       \
+                    part, pf, pfm, pfp, pfh);                                                  \
   } while (0)
 
 /* Row groups g0 .. g1 - 1 times block b. One group: the whole K at once, prefetching PF_K
@@ -338,7 +345,7 @@ DEFINE_BLOCK(block_f16, uint16_t, LOAD_F16)
   do {                                                                                         \
     if ((g1) - (g0) == 1) {                                                                    \
       RUN_GROUP(BLOCK_FN, pb, b, (g0) * ROWS, 0, K, part,                                      \
-                R - (g0) * ROWS >= PF_MIN_ROWS ? PF_K : 0, 1, 0);                              \
+                R - (g0) * ROWS >= PF_MIN_ROWS ? PF_K : 0, 1, 0, NULL);                        \
     } else {                                                                                   \
       /* the groups share the prefetching, but for a last group of one row: it runs            \
        * through a chunk too fast to spread its share out (with it, a 7-row call is much       \
@@ -349,7 +356,7 @@ DEFINE_BLOCK(block_f16, uint16_t, LOAD_F16)
         for (int64_t g = (g0); g < (g1); g++)                                                  \
           RUN_GROUP(BLOCK_FN, pb, b, g * ROWS, k0, k1, part + (g - (g0)) * ROWS * 4,           \
                     g - (g0) < sharing ? KC : 0, (int)sharing,                                 \
-                    (int)((g - (g0)) % sharing));                                              \
+                    (int)((g - (g0)) % sharing), NULL);                                        \
       }                                                                                        \
     }                                                                                          \
   } while (0)
@@ -415,9 +422,9 @@ void sg_linear_f32_units(const float *x, int64_t R, int64_t K, const float *p,
 /* A float16 weight used by many row groups is widened once per chunk instead: widening in
  * registers costs the FMA ports two uops per weight vector per row group, a visible share of a
  * call at beam-search batch sizes. Each chunk of KC k-steps is widened into a per-thread buffer
- * that stays in L1, prefetching the next chunk's float16 lines as it goes, and every group then
- * reads it as float32 (widening a whole block at once would leave it in L2 for the groups to
- * read). A block read by a few row groups (a verify window, batch 1) is cheaper to read as
+ * that stays in L1, and every group then reads it as float32, the groups sharing the
+ * prefetching of the next chunk's float16 lines as RUN_BLOCK's do (widening a whole block at
+ * once would leave it in L2 for the groups to read). A block read by a few row groups (a verify window, batch 1) is cheaper to read as
  * float16 in registers: its groups do too little arithmetic on a chunk to cover the next one's
  * prefetch. The same float32 values either way (float16 -> float32 is exact), and each output
  * is still one accumulator over k in order, so the same results. */
@@ -429,17 +436,17 @@ void sg_linear_f16_units(const float *x, int64_t R, int64_t K, const uint16_t *p
   FOR_BLOCKS({
     const uint16_t *pb = p + b * K * BLOCK;
     if (wide && g1 - g0 >= WIDEN_MIN_GROUPS) {
+      const int64_t sharing = g1 - g0 - (R - (g1 - 1) * ROWS == 1);
       for (int64_t k0 = 0; k0 < K; k0 += KC) {
         const int64_t k1 = k0 + KC < K ? k0 + KC : K;
-        for (int64_t k = k0; k < k1; k++) {
-          const uint16_t *src = pb + k * BLOCK;
-          PREFETCH(src, uint16_t, KC); /* the next chunk's line(s) of this k-step */
-          for (int j = 0; j < 4; j++)
-            STORE(wide + (k - k0) * BLOCK + j * LANES, LOAD_F16(src + j * LANES));
-        }
+        for (int64_t i = k0 * BLOCK; i < k1 * BLOCK; i += LANES)
+          STORE(wide + i - k0 * BLOCK, LOAD_F16(pb + i));
+        /* the groups read the widened chunk (indexed from k0) and share the prefetching of
+         * the next chunk's float16 lines, as RUN_BLOCK's do */
         for (int64_t g = g0; g < g1; g++)
           RUN_GROUP(block_f32, wide - k0 * BLOCK, b, g * ROWS, k0, k1,
-                    part + (g - g0) * ROWS * 4, 0, 1, 0);
+                    part + (g - g0) * ROWS * 4, g - g0 < sharing ? KC : 0, (int)sharing,
+                    (int)((g - g0) % sharing), pb);
       }
     } else {
       RUN_BLOCK(block_f16, uint16_t, pb, b, g0, g1, part);
