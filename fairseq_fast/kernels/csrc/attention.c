@@ -382,7 +382,8 @@ static void attend_one(const float *q, int64_t qn, float scale, const float *k, 
       for (int64_t d = 0; d < D; d++) qs[i][d] = q[i / n * qb + i % n * qn + d] * scale;      \
     for (int64_t t0 = 0; t0 < T; t0 += ATTEND_TILE) {                                         \
       const int64_t t1 = t0 + ATTEND_TILE < T ? t0 + ATTEND_TILE : T;                         \
-      for (int64_t i = 0; i < Q; i++) scores_##NV##_span(qs[i], k, kt, NULL, 0, t0, t1, s + i * T); \
+      for (int64_t i = 0; i < Q; i++)                                                         \
+        scores_##NV##_span(qs[i], k, kt, NULL, 0, t0, t1, s + i * T);                         \
     }                                                                                         \
     for (int64_t i = 0; i < Q; i++) {                                                         \
       float *si = s + i * T;                                                                  \
@@ -396,7 +397,8 @@ static void attend_one(const float *q, int64_t qn, float scale, const float *k, 
     for (int64_t t0 = 0; t0 < T; t0 += ATTEND_TILE) {                                         \
       const int64_t t1 = t0 + ATTEND_TILE < T ? t0 + ATTEND_TILE : T;                         \
       for (int64_t i = 0; i < Q; i++)                                                         \
-        if (live[i]) weighted_sum_##NV##_span(s + i * T, v, kt, NULL, 0, t0, t1, acc[i], odd[i]); \
+        if (live[i])                                                                          \
+          weighted_sum_##NV##_span(s + i * T, v, kt, NULL, 0, t0, t1, acc[i], odd[i]);        \
     }                                                                                         \
     for (int64_t i = 0; i < Q; i++) {                                                         \
       if (!live[i]) continue;                                                                 \

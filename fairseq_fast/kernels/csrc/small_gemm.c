@@ -424,10 +424,11 @@ void sg_linear_f32_units(const float *x, int64_t R, int64_t K, const float *p,
  * call at beam-search batch sizes. Each chunk of KC k-steps is widened into a per-thread buffer
  * that stays in L1, and every group then reads it as float32, the groups sharing the
  * prefetching of the next chunk's float16 lines as RUN_BLOCK's do (widening a whole block at
- * once would leave it in L2 for the groups to read). A block read by a few row groups (a verify window, batch 1) is cheaper to read as
- * float16 in registers: its groups do too little arithmetic on a chunk to cover the next one's
- * prefetch. The same float32 values either way (float16 -> float32 is exact), and each output
- * is still one accumulator over k in order, so the same results. */
+ * once would leave it in L2 for the groups to read). A block read by a few row groups (a
+ * verify window, batch 1) is cheaper to read as float16 in registers: its groups do too little
+ * arithmetic on a chunk to cover the next one's prefetch. The same float32 values either way
+ * (float16 -> float32 is exact), and each output is still one accumulator over k in order, so
+ * the same results. */
 #define WIDEN_MIN_GROUPS 8
 
 void sg_linear_f16_units(const float *x, int64_t R, int64_t K, const uint16_t *p,
