@@ -176,7 +176,7 @@ def test_a_sentences_beams_attended_together_have_the_bits_of_each_alone(monkeyp
                         lambda name: fn if name == "fa_attend_f32" else None)
     heads = 2
     for dim in (16, 64, 128, 24):
-        for beams, n in ((4, 1), (5, 3), (2, 2), (9, 2)):  # 9 x 2: more than one call takes
+        for beams, n in ((4, 1), (5, 3), (2, 2), (9, 2)):  # 9 x 2: past the cap, each beam alone
             for keys in (1, 3, 4, 5, 63, 64, 65, 130):
                 q, k, v = _qkv(3 * beams, heads, n, dim, keys, beams, seed=keys + dim)
                 pad = torch.zeros(3, keys, dtype=torch.bool)
