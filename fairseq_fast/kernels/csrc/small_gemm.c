@@ -337,26 +337,37 @@ DEFINE_BLOCK(block_f16, uint16_t, LOAD_F16)
                     part, pf, pfm, pfp, pfh);                                                  \
   } while (0)
 
+/* How many of row groups g0 .. g1 - 1 (of R rows in all) share the prefetching of the next
+ * chunk: all of them, but for a last group of one row: it runs through a chunk too fast to
+ * spread its share out (with it, a 7-row call is much slower than a 6-row one). */
+static inline int64_t prefetch_sharers(int64_t R, int64_t g0, int64_t g1) {
+  return g1 - g0 - (R - (g1 - 1) * ROWS == 1);
+}
+
+/* Row groups g0 .. g1 - 1 times block b over the chunk k0 .. k1 - 1, every group in turn, the
+ * first `sharing` each prefetching a share of the next chunk (in pb, or with pfh in that
+ * float16 block); partial sums wait in part ([groups][ROWS][4] vectors). */
+#define RUN_CHUNK(BLOCK_FN, pb, b, g0, g1, k0, k1, part, sharing, pfh)                         \
+  do {                                                                                         \
+    for (int64_t g = (g0); g < (g1); g++)                                                      \
+      RUN_GROUP(BLOCK_FN, pb, b, g * ROWS, k0, k1, (part) + (g - (g0)) * ROWS * 4,             \
+                g - (g0) < (sharing) ? KC : 0, (int)(sharing), (int)((g - (g0)) % (sharing)), \
+                pfh);                                                                          \
+  } while (0)
+
 /* Row groups g0 .. g1 - 1 times block b. One group: the whole K at once, prefetching PF_K
  * ahead (none for fewer than PF_MIN_ROWS rows). Several: chunk by chunk (KC k-steps), every
- * group in turn, each prefetching a share of the next chunk; partial sums wait in part
- * ([groups][ROWS][4] vectors). */
+ * group in turn (RUN_CHUNK). */
 #define RUN_BLOCK(BLOCK_FN, WTYPE, pb, b, g0, g1, part)                                        \
   do {                                                                                         \
     if ((g1) - (g0) == 1) {                                                                    \
       RUN_GROUP(BLOCK_FN, pb, b, (g0) * ROWS, 0, K, part,                                      \
                 R - (g0) * ROWS >= PF_MIN_ROWS ? PF_K : 0, 1, 0, NULL);                        \
     } else {                                                                                   \
-      /* the groups share the prefetching, but for a last group of one row: it runs            \
-       * through a chunk too fast to spread its share out (with it, a 7-row call is much       \
-       * slower than a 6-row one) */                                                           \
-      const int64_t sharing = (g1) - (g0) - (R - ((g1) - 1) * ROWS == 1);                      \
+      const int64_t sharing = prefetch_sharers(R, g0, g1);                                     \
       for (int64_t k0 = 0; k0 < K; k0 += KC) {                                                 \
         int64_t k1 = k0 + KC < K ? k0 + KC : K;                                                \
-        for (int64_t g = (g0); g < (g1); g++)                                                  \
-          RUN_GROUP(BLOCK_FN, pb, b, g * ROWS, k0, k1, part + (g - (g0)) * ROWS * 4,           \
-                    g - (g0) < sharing ? KC : 0, (int)sharing,                                 \
-                    (int)((g - (g0)) % sharing), NULL);                                        \
+        RUN_CHUNK(BLOCK_FN, pb, b, g0, g1, k0, k1, part, sharing, NULL);                       \
       }                                                                                        \
     }                                                                                          \
   } while (0)
@@ -437,17 +448,14 @@ void sg_linear_f16_units(const float *x, int64_t R, int64_t K, const uint16_t *p
   FOR_BLOCKS({
     const uint16_t *pb = p + b * K * BLOCK;
     if (wide && g1 - g0 >= WIDEN_MIN_GROUPS) {
-      const int64_t sharing = g1 - g0 - (R - (g1 - 1) * ROWS == 1);
+      const int64_t sharing = prefetch_sharers(R, g0, g1);
       for (int64_t k0 = 0; k0 < K; k0 += KC) {
         const int64_t k1 = k0 + KC < K ? k0 + KC : K;
         for (int64_t i = k0 * BLOCK; i < k1 * BLOCK; i += LANES)
           STORE(wide + i - k0 * BLOCK, LOAD_F16(pb + i));
-        /* the groups read the widened chunk (indexed from k0) and share the prefetching of
-         * the next chunk's float16 lines, as RUN_BLOCK's do */
-        for (int64_t g = g0; g < g1; g++)
-          RUN_GROUP(block_f32, wide - k0 * BLOCK, b, g * ROWS, k0, k1,
-                    part + (g - g0) * ROWS * 4, g - g0 < sharing ? KC : 0, (int)sharing,
-                    (int)((g - g0) % sharing), pb);
+        /* the groups read the widened chunk (indexed from k0) and prefetch the next chunk's
+         * float16 lines */
+        RUN_CHUNK(block_f32, wide - k0 * BLOCK, b, g0, g1, k0, k1, part, sharing, pb);
       }
     } else {
       RUN_BLOCK(block_f16, uint16_t, pb, b, g0, g1, part);
