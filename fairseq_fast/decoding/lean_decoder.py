@@ -19,6 +19,7 @@ extra norms and head scales; with an adaptive softmax the "logits" are the featu
 Anything else is refused by model_gate.py (through `check_supported`) with a reason, never
 approximated.
 """
+import math
 from typing import List, NamedTuple, Optional, Tuple
 
 import torch
@@ -26,7 +27,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from fairseq_fast.kernels import cpu_attention, loader
-from fairseq_fast.decoding.decoder_state import DecoderState
+from fairseq_fast.decoding.decoder_state import DecoderState, cross_encoder_buffers
 from fairseq_fast.errors import UserError
 from fairseq_fast.decoding.model_gate import all_layers, decoder_refusal
 from fairseq_fast.kernels import packed_linear
@@ -226,51 +227,59 @@ class LeanDecoder:
 
     def init_state(self, encoder_out: Optional[dict], batch: int, capacity: int,
                    dtype: torch.dtype, device: torch.device, origins: bool = False,
-                   reuse: Optional[Tuple[Tensor, Tensor]] = None) -> DecoderState:
+                   reuse: Optional[Tuple[Tensor, Tensor]] = None,
+                   cross_reuse: Optional[Tuple[Tensor, Tensor]] = None) -> DecoderState:
         """Allocate a state for `batch` rows and `capacity` decoder inputs; compute encoder K/V
         once. encoder_out is fairseq's encoder output dict (or None for language models), one
         entry per source sentence; with fewer sentences than rows, each sentence serves
         batch / sentences consecutive rows (its beams) without being copied. origins: rows
         reorder without copying K/V (DecoderState.origin; every row then at one length);
-        reuse: an earlier state's K/V buffers (DecoderState.allocate)."""
+        reuse: an earlier state's K/V buffers (DecoderState.allocate); cross_reuse: an earlier
+        state's cross_buffers, its batch over (cross_state)."""
         group = 1
         if self.has_cross_attention and encoder_out is not None:
             group = batch // encoder_out["encoder_out"][0].size(1)
-        cross_k, cross_v, cross_mask = self.cross_state(encoder_out)
+        cross_k, cross_v, cross_mask, cross_buffers = self.cross_state(encoder_out, cross_reuse)
         return DecoderState.allocate(len(self.layers), batch, self.heads, self.head_dim,
                                      capacity, cross_k, cross_v, cross_mask, dtype, device,
-                                     group=group, origins=origins, reuse=reuse)
+                                     group=group, origins=origins, reuse=reuse,
+                                     cross_buffers=cross_buffers)
 
-    def cross_state(self, encoder_out: Optional[dict]
-                    ) -> Tuple[List[Tensor], List[Tensor], Optional[Tensor]]:
-        """The encoder K/V of each layer, [sentences, H, S, D] contiguous, and the source
-        padding mask [sentences, 1, 1, S] (None without padding) of an encoder output (no K/V
-        for a language model). Projected a few sentences at a time (`cross_chunk`), as
-        `CrossSource` projects them for in-flight batching: a sentence's K/V are the same
-        numbers either way."""
+    def cross_state(self, encoder_out: Optional[dict],
+                    reuse: Optional[Tuple[Tensor, Tensor]] = None
+                    ) -> Tuple[List[Tensor], List[Tensor], Optional[Tensor],
+                               Optional[Tuple[Tensor, Tensor]]]:
+        """The encoder K/V of each layer, [sentences, H, S, D] contiguous, the source padding
+        mask [sentences, 1, 1, S] (None without padding) of an encoder output (no K/V for a
+        language model), and the two flat buffers every layer's K and V lie in (None without
+        K/V): `reuse`'s where they fit, else new (decoder_state.cross_encoder_buffers).
+        Projected a few sentences at a time (`cross_chunk`), as `CrossSource` projects them
+        for in-flight batching: a sentence's K/V are the same numbers either way."""
         cross_k: List[Tensor] = []
         cross_v: List[Tensor] = []
         if not self.has_cross_attention or encoder_out is None:
-            return cross_k, cross_v, None
+            return cross_k, cross_v, None, None
         enc = _sentences(encoder_out)
         chunk = cross_chunk(enc)
+        buffers = None
         for i in range(len(self.layers)):
             # contiguous [B, H, S, D]: as a transposed view, every step's matmul would first
             # copy it (B and H cannot be merged into one batch dimension)
-            if chunk >= enc.size(0):
-                k, v = (t.contiguous() for t in self._cross_heads(i, enc))
-            else:
-                k = v = None
-                for lo in range(0, enc.size(0), chunk):
-                    part_k, part_v = self._cross_heads(i, enc[lo:lo + chunk])
-                    if k is None:
-                        k, v = (t.new_empty((enc.size(0),) + t.shape[1:])
-                                for t in (part_k, part_v))
-                    k[lo:lo + chunk] = part_k
-                    v[lo:lo + chunk] = part_v
+            k = v = None
+            for lo in range(0, enc.size(0), chunk):
+                part_k, part_v = self._cross_heads(i, enc[lo:lo + chunk])
+                if k is None:
+                    shape = (enc.size(0),) + part_k.shape[1:]
+                    if buffers is None:
+                        buffers = cross_encoder_buffers(len(self.layers), shape, part_k.dtype,
+                                                        part_k.device, reuse)
+                    size = math.prod(shape)
+                    k, v = (b[i * size:(i + 1) * size].view(shape) for b in buffers)
+                k[lo:lo + chunk] = part_k
+                v[lo:lo + chunk] = part_v
             cross_k.append(k)
             cross_v.append(v)
-        return cross_k, cross_v, _padding(encoder_out)
+        return cross_k, cross_v, _padding(encoder_out), buffers
 
     def cross_layer(self, i: int, enc: Tensor) -> Tuple[Tensor, Tensor]:
         """Layer i's encoder keys and values [B, H, S, D], contiguous, of enc [B, S, C]."""
