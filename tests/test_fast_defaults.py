@@ -313,12 +313,13 @@ def test_encoder_keys_written_into_an_earlier_batchs_buffers_are_the_same_number
 def test_encoder_keys_of_long_sources_lie_in_memory_for_2_mib_pages(monkeypatch):
     """Every step streams the encoder K/V whole: on the CPU they lie in memory advised for
     2 MiB pages where they fill one (huge_pages.py), in torch's where not or switched off."""
-    shape = (8, 4, 512, 16)  # 2 MiB of float32 per layer and kind
-    keys, values = cross_encoder_buffers(2, shape, torch.float32, torch.device("cpu"))
-    assert keys.numel() == values.numel() == 2 * 8 * 4 * 512 * 16
+    n = 2 * 8 * 4 * 512 * 16  # 2 layers' [8, 4, 512, 16]: 2 MiB of float32 each
+    keys, values = cross_encoder_buffers(n, torch.float32, torch.device("cpu"))
+    assert keys.numel() == values.numel() == n
     assert keys.data_ptr() % huge_pages.HUGE_PAGE == values.data_ptr() % huge_pages.HUGE_PAGE == 0
+    assert cross_encoder_buffers(n - 1, torch.float32, "cpu", reuse=(keys, values))[0] is keys
     monkeypatch.setenv(huge_pages.OFF_ENV, "0")
-    plain, _ = cross_encoder_buffers(2, shape, torch.float32, torch.device("cpu"))
+    plain, _ = cross_encoder_buffers(n, torch.float32, torch.device("cpu"))
     assert plain.numel() == keys.numel() and plain.dtype == torch.float32
 
 

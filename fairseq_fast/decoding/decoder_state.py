@@ -37,7 +37,6 @@ prefetchers stop at every page; a later batch writes its own into them where the
 that runs out of slots doubles its capacity (`ensure_capacity`); `initial_capacity` is the size
 a batch's state starts at.
 """
-import math
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -348,13 +347,12 @@ def _fits(cache: Tensor, shape: tuple, dtype: torch.dtype, device: torch.device)
             and cache.size(1) >= shape[1] and cache.size(3) >= shape[3])
 
 
-def cross_encoder_buffers(layers: int, shape: tuple, dtype: torch.dtype, device: torch.device,
+def cross_encoder_buffers(n: int, dtype: torch.dtype, device: torch.device,
                           reuse: Optional[Tuple[Tensor, Tensor]] = None
                           ) -> Tuple[Tensor, Tensor]:
-    """Flat buffers for `layers` layers' encoder keys and values of `shape` each: `reuse` (an
-    earlier state's cross_buffers, whose batch is over) where it holds them, else new ones, on
-    the CPU in memory advised for 2 MiB pages (huge_pages.py)."""
-    n = layers * math.prod(shape)
+    """Flat buffers of at least n elements for every layer's encoder keys and values: `reuse`
+    (an earlier state's cross_buffers, whose batch is over) where it holds them, else new ones,
+    on the CPU in memory advised for 2 MiB pages (huge_pages.py)."""
     if (reuse is not None and reuse[0].numel() >= n and reuse[0].dtype == dtype
             and reuse[0].device == torch.device(device)):
         return reuse

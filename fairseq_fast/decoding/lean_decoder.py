@@ -261,22 +261,20 @@ class LeanDecoder:
             return cross_k, cross_v, None, None
         enc = _sentences(encoder_out)
         chunk = cross_chunk(enc)
-        buffers = None
-        for i in range(len(self.layers)):
-            # contiguous [B, H, S, D]: as a transposed view, every step's matmul would first
-            # copy it (B and H cannot be merged into one batch dimension)
-            k = v = None
+        # contiguous [B, H, S, D]: as a transposed view, every step's matmul would first copy
+        # it (B and H cannot be merged into one batch dimension); layer after layer
+        shapes = [(enc.size(0), layer.encoder_attn.num_heads, enc.size(1),
+                   layer.encoder_attn.k_proj.out_features // layer.encoder_attn.num_heads)
+                  for layer in self.layers]
+        buffers = cross_encoder_buffers(sum(math.prod(shape) for shape in shapes), enc.dtype,
+                                        enc.device, reuse)
+        at = 0
+        for i, shape in enumerate(shapes):
+            size = math.prod(shape)
+            k, v = (b[at:at + size].view(shape) for b in buffers)
+            at += size
             for lo in range(0, enc.size(0), chunk):
-                part_k, part_v = self._cross_heads(i, enc[lo:lo + chunk])
-                if k is None:
-                    shape = (enc.size(0),) + part_k.shape[1:]
-                    if buffers is None:
-                        buffers = cross_encoder_buffers(len(self.layers), shape, part_k.dtype,
-                                                        part_k.device, reuse)
-                    size = math.prod(shape)
-                    k, v = (b[i * size:(i + 1) * size].view(shape) for b in buffers)
-                k[lo:lo + chunk] = part_k
-                v[lo:lo + chunk] = part_v
+                k[lo:lo + chunk], v[lo:lo + chunk] = self._cross_heads(i, enc[lo:lo + chunk])
             cross_k.append(k)
             cross_v.append(v)
         return cross_k, cross_v, _padding(encoder_out), buffers
