@@ -16,11 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fairseq_fast  # noqa: F401  (applies the overrides)
-from fairseq_fast.decoding.decoder_state import DecoderState, cross_encoder_buffers
+from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.ensemble import FastEnsembleModel
 from fairseq_fast.generators.fast import FastSequenceGenerator, VectorisedNGramBlock
 from fairseq_fast.decoding.lean_decoder import LeanDecoder
-from fairseq_fast.kernels import huge_pages
 from model_factory import (language_model, make_dictionary, prompt_batch, reference_banned,
                            source_batch, translation_model)
 from test_speculative_equality import ReferenceNGramBlock, model_shapes
@@ -270,57 +269,6 @@ def test_next_batches_reuse_the_cache_and_still_equal_stock(monkeypatch):
     assert second.self_k.data_ptr() == first.self_k.data_ptr()  # 6 rows in a 9-row buffer
     assert second.capacity == first.capacity
     assert third.self_k.size(1) == 12 and third.self_k.data_ptr() != first.self_k.data_ptr()
-    # the encoder K/V too: 2 shorter sources in the buffers of 3 longer ones, 4 in new ones
-    for state in seen:
-        for layers, flat in zip((state.cross_k, state.cross_v), state.cross_buffers):
-            assert layers[0].data_ptr() == flat.data_ptr()
-            assert all(a.data_ptr() + a.numel() * a.element_size() == b.data_ptr()
-                       for a, b in zip(layers, layers[1:]))  # layer after layer
-    assert [b.data_ptr() for b in second.cross_buffers] == [
-        b.data_ptr() for b in first.cross_buffers]
-    assert third.cross_buffers[0].data_ptr() != first.cross_buffers[0].data_ptr()
-
-
-@torch.no_grad()
-def test_encoder_keys_written_into_an_earlier_batchs_buffers_are_the_same_numbers():
-    """LeanDecoder.cross_state(reuse=...): a later batch's encoder K/V written into an earlier
-    batch's buffers (holding stale numbers) equal those computed into new ones; buffers of too
-    few elements or another dtype are not taken."""
-    model = translation_model(TASK, layers=2, seed=5)
-    lean = LeanDecoder(model.decoder)
-    long_out = model.encoder(**source_batch(DICT, [9, 7, 8], seed=1)["net_input"])
-    short_out = model.encoder(**source_batch(DICT, [4, 6], seed=2)["net_input"])
-    *_, old = lean.cross_state(long_out)
-    for flat in old:
-        flat.fill_(float("nan"))
-    keys, values, mask, taken = lean.cross_state(short_out, reuse=old)
-    assert taken is old
-    fresh_keys, fresh_values, fresh_mask, fresh = lean.cross_state(short_out)
-    assert fresh[0].data_ptr() != old[0].data_ptr()
-    for got, want in zip((*keys, *values), (*fresh_keys, *fresh_values)):
-        assert got.shape == want.shape and torch.equal(got, want)
-    assert torch.equal(mask, fresh_mask)
-    *_, bigger = lean.cross_state(long_out, reuse=fresh)  # 3 longer sources: more elements
-    assert bigger[0].data_ptr() != fresh[0].data_ptr()
-    dtype = bigger[0].dtype
-    another = torch.float32 if dtype == torch.float64 else torch.float64
-    *_, other = lean.cross_state(long_out, reuse=tuple(f.to(another) for f in bigger))
-    assert other[0].dtype == dtype
-    assert lean.cross_state(None) == ([], [], None, None)
-
-
-@pytest.mark.skipif(not huge_pages.enabled(), reason="no MADV_HUGEPAGE here")
-def test_encoder_keys_of_long_sources_lie_in_memory_for_2_mib_pages(monkeypatch):
-    """Every step streams the encoder K/V whole: on the CPU they lie in memory advised for
-    2 MiB pages where they fill one (huge_pages.py), in torch's where not or switched off."""
-    n = 2 * 8 * 4 * 512 * 16  # 2 layers' [8, 4, 512, 16]: 2 MiB of float32 each
-    keys, values = cross_encoder_buffers(n, torch.float32, torch.device("cpu"))
-    assert keys.numel() == values.numel() == n
-    assert keys.data_ptr() % huge_pages.HUGE_PAGE == values.data_ptr() % huge_pages.HUGE_PAGE == 0
-    assert cross_encoder_buffers(n - 1, torch.float32, "cpu", reuse=(keys, values))[0] is keys
-    monkeypatch.setenv(huge_pages.OFF_ENV, "0")
-    plain, _ = cross_encoder_buffers(n, torch.float32, torch.device("cpu"))
-    assert plain.numel() == keys.numel() and plain.dtype == torch.float32
 
 
 def test_the_first_cache_holds_an_output_as_long_as_the_source_without_growing(monkeypatch):

@@ -105,7 +105,7 @@ def test_encoder_keys_projected_as_sentences_join_are_the_batchs(monkeypatch, dt
     lean = LeanDecoder(target.decoder)
     sample = source_batch(DICT, [9, 2, 6, 4, 7, 3, 5], seed=3)
     encoder_out = target.encoder(**sample["net_input"])
-    keys, values, mask, _ = lean.cross_state(encoder_out)
+    keys, values, mask = lean.cross_state(encoder_out)
     source = CrossSource(lean, encoder_out)
     for lo, hi in ((0, 1), (1, 4), (4, 5), (5, 7)):  # in order, as sentences join
         k, v, m = source.take(lo, hi)

@@ -82,12 +82,12 @@ class DecoderBackend:
         return self.lean.has_cross_attention
 
     def init_state(self, encoder_out: Optional[dict], batch: int, capacity: int,
-                   origins: bool = False, reuse=None, cross_reuse=None) -> DecoderState:
+                   origins: bool = False, reuse=None) -> DecoderState:
         """A state for `batch` rows of this model's dtype and device (LeanDecoder.init_state);
         the backend's structs follow weight changes from here on."""
         param = next(self.model.parameters())
         return self.lean.init_state(encoder_out, batch, capacity, param.dtype, param.device,
-                                    origins=origins, reuse=reuse, cross_reuse=cross_reuse)
+                                    origins=origins, reuse=reuse)
 
     def admit(self, state: Optional[DecoderState], cross: CrossSource, lo: int, hi: int,
               capacity: int, reuse=None, at: Optional[Tensor] = None) -> DecoderState:
@@ -134,10 +134,9 @@ class FusedBackend(DecoderBackend):
         self.whole = FusedDecoder.build(lean, layers)  # None unless every part is of its kinds
         self.greedy_steps = GreedySteps.build(model, lean, self.whole)
 
-    def init_state(self, encoder_out, batch, capacity, origins=False, reuse=None,
-                   cross_reuse=None):
+    def init_state(self, encoder_out, batch, capacity, origins=False, reuse=None):
         self.layers.new_batch()  # its first call checks for changed weights
-        return super().init_state(encoder_out, batch, capacity, origins, reuse, cross_reuse)
+        return super().init_state(encoder_out, batch, capacity, origins, reuse)
 
     def forward(self, state, tokens, counts=None, need_attn=False, out=None):
         bsz, n = tokens.shape
@@ -186,10 +185,9 @@ class GraphBackend(DecoderBackend):
         self.graphs = StepGraphs(lean, capture)
         self.greedy_steps = GraphSteps.build(model, lean, self.graphs)
 
-    def init_state(self, encoder_out, batch, capacity, origins=False, reuse=None,
-                   cross_reuse=None):
+    def init_state(self, encoder_out, batch, capacity, origins=False, reuse=None):
         self.graphs.new_batch()  # drops its graphs if a weight changed
-        return super().init_state(encoder_out, batch, capacity, origins, reuse, cross_reuse)
+        return super().init_state(encoder_out, batch, capacity, origins, reuse)
 
     def forward(self, state, tokens, counts=None, need_attn=False, out=None):
         self.last_inputs = tokens.numel()

@@ -30,20 +30,14 @@ named by no origin yet (and no slot is read before it is written, so such a stat
 need no zeroing and may be an earlier batch's: `allocate(reuse=...)`). Encoder K/V follow at
 sentence level (a sentence's beams stay together), so they change only when whole sentences
 leave the batch: then they are compacted, or with `origin` left in place too, `cross_rows`
-naming the row each remaining sentence reads. Every layer's encoder K/V lie in one buffer per
-kind (`cross_buffers`), on the CPU in memory advised for 2 MiB pages: each step streams them
-whole (a source of hundreds of tokens makes them hundreds of MB), and in 4 KiB pages the
-prefetchers stop at every page; a later batch writes its own into them where they fit. A state
-that runs out of slots doubles its capacity (`ensure_capacity`); `initial_capacity` is the size
-a batch's state starts at.
+naming the row each remaining sentence reads. A state that runs out of slots doubles its
+capacity (`ensure_capacity`); `initial_capacity` is the size a batch's state starts at.
 """
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 import torch
 from torch import Tensor
-
-from fairseq_fast.kernels import huge_pages
 
 
 @dataclass
@@ -63,23 +57,18 @@ class DecoderState:
     # the whole tensors cross_k / cross_v / cross_mask are the first rows of, once sentences
     # have left (compact_cross) or joined (admit): (keys, values, mask or None)
     cross_full: Optional[Tuple[List[Tensor], List[Tensor], Optional[Tensor]]] = None
-    # the buffers (flat, one per kind) every layer's cross_k / cross_v were written into, where
-    # a later batch's LeanDecoder.cross_state(reuse=...) may write its own
-    cross_buffers: Optional[Tuple[Tensor, Tensor]] = None
 
     @classmethod
     def allocate(cls, layers: int, batch: int, heads: int, head_dim: int, capacity: int,
                  cross_k: List[Tensor], cross_v: List[Tensor], cross_mask: Optional[Tensor],
                  dtype: torch.dtype, device: torch.device, group: int = 1,
                  origins: bool = False,
-                 reuse: Optional[Tuple[Tensor, Tensor]] = None,
-                 cross_buffers: Optional[Tuple[Tensor, Tensor]] = None) -> "DecoderState":
+                 reuse: Optional[Tuple[Tensor, Tensor]] = None) -> "DecoderState":
         """origins: record each slot's cache row instead of copying rows on reorders (only for
         rows that always share one length, see the module's docstring). reuse: an earlier
         state's self_k/self_v, taken where they fit (no new memory): as they are with origins
         (rows at one length never read a slot before writing it), zeroed without (a fresh
-        buffer's page faults cost several times the zeroing of one already mapped).
-        cross_buffers: what cross_k / cross_v lie in (cross_encoder_buffers)."""
+        buffer's page faults cost several times the zeroing of one already mapped)."""
         shape = (layers, batch, heads, capacity, head_dim)
         if reuse is not None and _fits(reuse[0], shape, dtype, device):
             buffers = reuse
@@ -101,7 +90,7 @@ class DecoderState:
             lengths=torch.zeros(batch, dtype=torch.long, device=device),
             cross_k=cross_k, cross_v=cross_v, cross_mask=cross_mask, group=group,
             origin=torch.zeros(batch, capacity, dtype=torch.long, device=device)
-            if origins else None, buffers=buffers, cross_buffers=cross_buffers,
+            if origins else None, buffers=buffers,
         )
 
     @property
@@ -345,18 +334,3 @@ def _fits(cache: Tensor, shape: tuple, dtype: torch.dtype, device: torch.device)
     return (cache.dim() == 5 and cache.dtype == dtype and cache.device == torch.device(device)
             and all(have == want for have, want in zip(cache.shape[::2], shape[::2]))
             and cache.size(1) >= shape[1] and cache.size(3) >= shape[3])
-
-
-def cross_encoder_buffers(n: int, dtype: torch.dtype, device: torch.device,
-                          reuse: Optional[Tuple[Tensor, Tensor]] = None
-                          ) -> Tuple[Tensor, Tensor]:
-    """Flat buffers of at least n elements for every layer's encoder keys and values: `reuse`
-    (an earlier state's cross_buffers, whose batch is over) where it holds them, else new ones,
-    on the CPU in memory advised for 2 MiB pages (huge_pages.py)."""
-    if (reuse is not None and reuse[0].numel() >= n and reuse[0].dtype == dtype
-            and reuse[0].device == torch.device(device)):
-        return reuse
-    if torch.device(device).type == "cpu":
-        return huge_pages.empty((n,), dtype), huge_pages.empty((n,), dtype)
-    return (torch.empty(n, dtype=dtype, device=device),
-            torch.empty(n, dtype=dtype, device=device))

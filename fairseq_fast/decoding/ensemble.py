@@ -358,9 +358,7 @@ class FastEnsembleModel(EnsembleModel):
             state = backend.init_state(encoder_out, rows, initial_capacity(src_len),
                                        origins=(param.device.type == "cpu"
                                                 and not self._looks_ahead(rows)),
-                                       reuse=None if last is None else last.buffers,
-                                       cross_reuse=None if last is None or
-                                       param.device.type != "cpu" else last.cross_buffers)
+                                       reuse=None if last is None else last.buffers)
             self.seconds["cross"] += time.perf_counter() - start
             incremental_states[i][STATE] = state
             self._last[i] = state

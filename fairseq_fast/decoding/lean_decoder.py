@@ -19,7 +19,6 @@ extra norms and head scales; with an adaptive softmax the "logits" are the featu
 Anything else is refused by model_gate.py (through `check_supported`) with a reason, never
 approximated.
 """
-import math
 from typing import List, NamedTuple, Optional, Tuple
 
 import torch
@@ -27,7 +26,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from fairseq_fast.kernels import cpu_attention, loader
-from fairseq_fast.decoding.decoder_state import DecoderState, cross_encoder_buffers
+from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.errors import UserError
 from fairseq_fast.decoding.model_gate import all_layers, decoder_refusal
 from fairseq_fast.kernels import packed_linear
@@ -227,57 +226,51 @@ class LeanDecoder:
 
     def init_state(self, encoder_out: Optional[dict], batch: int, capacity: int,
                    dtype: torch.dtype, device: torch.device, origins: bool = False,
-                   reuse: Optional[Tuple[Tensor, Tensor]] = None,
-                   cross_reuse: Optional[Tuple[Tensor, Tensor]] = None) -> DecoderState:
+                   reuse: Optional[Tuple[Tensor, Tensor]] = None) -> DecoderState:
         """Allocate a state for `batch` rows and `capacity` decoder inputs; compute encoder K/V
         once. encoder_out is fairseq's encoder output dict (or None for language models), one
         entry per source sentence; with fewer sentences than rows, each sentence serves
         batch / sentences consecutive rows (its beams) without being copied. origins: rows
         reorder without copying K/V (DecoderState.origin; every row then at one length);
-        reuse: an earlier state's K/V buffers (DecoderState.allocate); cross_reuse: an earlier
-        state's cross_buffers, its batch over (cross_state)."""
+        reuse: an earlier state's K/V buffers (DecoderState.allocate)."""
         group = 1
         if self.has_cross_attention and encoder_out is not None:
             group = batch // encoder_out["encoder_out"][0].size(1)
-        cross_k, cross_v, cross_mask, cross_buffers = self.cross_state(encoder_out, cross_reuse)
+        cross_k, cross_v, cross_mask = self.cross_state(encoder_out)
         return DecoderState.allocate(len(self.layers), batch, self.heads, self.head_dim,
                                      capacity, cross_k, cross_v, cross_mask, dtype, device,
-                                     group=group, origins=origins, reuse=reuse,
-                                     cross_buffers=cross_buffers)
+                                     group=group, origins=origins, reuse=reuse)
 
-    def cross_state(self, encoder_out: Optional[dict],
-                    reuse: Optional[Tuple[Tensor, Tensor]] = None
-                    ) -> Tuple[List[Tensor], List[Tensor], Optional[Tensor],
-                               Optional[Tuple[Tensor, Tensor]]]:
-        """The encoder K/V of each layer, [sentences, H, S, D] contiguous, the source padding
-        mask [sentences, 1, 1, S] (None without padding) of an encoder output (no K/V for a
-        language model), and the two flat buffers every layer's K and V lie in (None without
-        K/V): `reuse`'s where they fit, else new (decoder_state.cross_encoder_buffers).
-        Projected a few sentences at a time (`cross_chunk`), as `CrossSource` projects them
-        for in-flight batching: a sentence's K/V are the same numbers either way."""
+    def cross_state(self, encoder_out: Optional[dict]
+                    ) -> Tuple[List[Tensor], List[Tensor], Optional[Tensor]]:
+        """The encoder K/V of each layer, [sentences, H, S, D] contiguous, and the source
+        padding mask [sentences, 1, 1, S] (None without padding) of an encoder output (no K/V
+        for a language model). Projected a few sentences at a time (`cross_chunk`), as
+        `CrossSource` projects them for in-flight batching: a sentence's K/V are the same
+        numbers either way."""
         cross_k: List[Tensor] = []
         cross_v: List[Tensor] = []
         if not self.has_cross_attention or encoder_out is None:
-            return cross_k, cross_v, None, None
+            return cross_k, cross_v, None
         enc = _sentences(encoder_out)
         chunk = cross_chunk(enc)
-        # contiguous [B, H, S, D]: as a transposed view, every step's matmul would first copy
-        # it (B and H cannot be merged into one batch dimension); layer after layer
-        shapes = [(enc.size(0), layer.encoder_attn.num_heads, enc.size(1),
-                   layer.encoder_attn.k_proj.out_features // layer.encoder_attn.num_heads)
-                  for layer in self.layers]
-        buffers = cross_encoder_buffers(sum(math.prod(shape) for shape in shapes), enc.dtype,
-                                        enc.device, reuse)
-        at = 0
-        for i, shape in enumerate(shapes):
-            size = math.prod(shape)
-            k, v = (b[at:at + size].view(shape) for b in buffers)
-            at += size
-            for lo in range(0, enc.size(0), chunk):
-                k[lo:lo + chunk], v[lo:lo + chunk] = self._cross_heads(i, enc[lo:lo + chunk])
+        for i in range(len(self.layers)):
+            # contiguous [B, H, S, D]: as a transposed view, every step's matmul would first
+            # copy it (B and H cannot be merged into one batch dimension)
+            if chunk >= enc.size(0):
+                k, v = (t.contiguous() for t in self._cross_heads(i, enc))
+            else:
+                k = v = None
+                for lo in range(0, enc.size(0), chunk):
+                    part_k, part_v = self._cross_heads(i, enc[lo:lo + chunk])
+                    if k is None:
+                        k, v = (t.new_empty((enc.size(0),) + t.shape[1:])
+                                for t in (part_k, part_v))
+                    k[lo:lo + chunk] = part_k
+                    v[lo:lo + chunk] = part_v
             cross_k.append(k)
             cross_v.append(v)
-        return cross_k, cross_v, _padding(encoder_out), buffers
+        return cross_k, cross_v, _padding(encoder_out)
 
     def cross_layer(self, i: int, enc: Tensor) -> Tuple[Tensor, Tensor]:
         """Layer i's encoder keys and values [B, H, S, D], contiguous, of enc [B, S, C]."""

@@ -2,8 +2,7 @@
 
     data = huge_pages.empty(shape, dtype)     # torch.empty where 2 MiB pages cannot help
 
-A decoder step at batch 1 streams each packed weight from memory once, and every step of a batch
-streams its encoder keys and values (decoder_state.cross_encoder_buffers). In 4 KiB pages a
+A decoder step at batch 1 streams each packed weight from memory once. In 4 KiB pages a
 transformer-big step's ~300 MB is ~75,000 pages: the CPU's stream prefetchers stop at every
 page boundary and start again, and the TLB, covering a few MiB, misses on nearly every page. In
 2 MiB pages the same weights are ~150 pages, and a thread's stream runs without those restarts.
