@@ -95,6 +95,11 @@ class FastGenerationConfig(FairseqDataclass):
         "help": "fairseq's own incremental state instead of the plugin's (in-place K/V cache, "
                 "encoder K/V once per source sentence, minimal beam reorders); implies "
                 "--no-fast-prefill"})
+    no_fast_diverse: bool = field(default=False, metadata={
+        "help": "fairseq's own --diverse-beam-groups search instead of the plugin's copy of "
+                "it, which finds each sentence's group overlap by its place in the batch "
+                "(fairseq's looks it up by dataset id: an IndexError on most batches, another "
+                "sentence's overlap on the rest)"})
     no_fast_linear: bool = field(default=False, metadata={
         "help": "the plugin's decoders (fast cache, speculative, BiLD) use torch's own ops "
                 "everywhere: F.linear (MKL on x86) instead of the plugin's small-matrix kernel "

@@ -31,7 +31,9 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                                                                   fast cache (--no-fast-cache),
                                                                   prefill (--no-fast-prefill),
                                                                   n-gram blocker (--no-fast-ngram),
-                                                                  own beam loop (--no-fast-beam);
+                                                                  own beam loop (--no-fast-beam),
+                                                                  diverse beam search by place
+                                                                  (--no-fast-diverse);
                                                                   fairseq's own decoding path,
                                                                   logged, for a model
                                                                   model_gate.py refuses
@@ -216,9 +218,10 @@ def fast_default_generator(args, cfg, extra_gen_cls_kwargs):
     from fairseq_fast.generators.fast import (FastDefaults, FastSequenceGenerator,
                                              FastSequenceGeneratorWithAlignment)
 
+    diverse = (getattr(args, "diverse_beam_groups", -1) or -1) > 0 and not cfg.no_fast_diverse
     fast = FastDefaults(cache=not cfg.no_fast_cache, prefill=not cfg.no_fast_prefill,
                         ngram=not cfg.no_fast_ngram, kernels=not cfg.no_fast_linear,
-                        beam_loop=not cfg.no_fast_beam)
+                        beam_loop=not cfg.no_fast_beam, diverse=diverse)
     if not fast.any():
         return None, extra_gen_cls_kwargs
     extra = dict(extra_gen_cls_kwargs or {}, fast=fast)

@@ -27,8 +27,7 @@ def lines(stdout, prefix):
     ["--beam", "3", "--prefix-size", "2", "--batch-size", "8"],
     ["--beam", "2", "--nbest", "2", "--sampling", "--sampling-topk", "5", "--seed", "3",
      "--batch-size", "8"],
-    # (--diverse-beam-groups is left out here: stock fairseq-generate fails with it, IndexError
-    # in DiverseBeamSearch, which indexes by dataset id; the unit tests cover it)
+    # (--diverse-beam-groups: below; stock fairseq-generate fails with it)
     ["--beam", "3", "--diversity-rate", "0.5", "--batch-size", "8"],
     ["--beam", "3", "--match-source-len", "--batch-size", "8"],
 ])
@@ -42,6 +41,23 @@ def test_generate_defaults_match_stock(tiny_pair, extra):
     if "--print-alignment" in extra:
         assert lines(plugin.stdout, "A-") == lines(stock.stdout, "A-")
         assert lines(plugin.stdout, "A-")
+
+
+def test_diverse_beam_groups_run_where_stock_fails(tiny_pair):
+    """fairseq's DiverseBeamSearch looks a sentence's group overlap up by its dataset id, which
+    fails (IndexError) on batches of other ids; the plugin's finds it by place
+    (test_fast_defaults.py checks its output against stock's where stock is right)."""
+    extra = ("--beam", "4", "--nbest", "2", "--diverse-beam-groups", "2", "--batch-size", "8")
+    stock = run("fairseq-generate", args(tiny_pair, *extra), plugin=False)
+    assert stock.returncode != 0 and "IndexError" in stock.stderr
+    plugin = run("fairseq-generate", args(tiny_pair, *extra))
+    assert plugin.returncode == 0, plugin.stderr[-2000:]
+    assert "diverse beam search by place" in plugin.stderr
+    sources = lines(plugin.stdout, "S-")
+    assert len(sources) > 8  # more than one batch
+    assert len(lines(plugin.stdout, "H-")) == 2 * len(sources)
+    off = run("fairseq-generate", args(tiny_pair, *extra, "--no-fast-diverse"))
+    assert off.returncode != 0 and "IndexError" in off.stderr
 
 
 def test_switches_off(tiny_pair):

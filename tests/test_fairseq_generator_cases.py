@@ -274,6 +274,24 @@ def test_ensemble_sequence_generator(transformer, tmp_path):
     assert len(ours.forward(sample)) == 2
 
 
+def test_scripted_diverse_generator_runs_fairseqs_search(transformer):
+    """TorchScript compiles fairseq's own DiverseBeamSearch; the plugin's generator keeps its
+    search by place."""
+    from fairseq_fast.generators.fast import PlacedDiverseBeamSearch
+
+    model, d, sample = transformer
+    ours = Task(d).build_generator([model], gen_args(beam=4, diverse_beam_groups=2,
+                                                     diverse_beam_strength=0.5, max_len_b=10))
+    assert type(ours.search) is PlacedDiverseBeamSearch
+    scripted = torch.jit.script(ours)
+    assert scripted.search.original_name == "DiverseBeamSearch"
+    assert type(ours.search) is PlacedDiverseBeamSearch
+    want, got = ours.forward(sample), scripted.forward(sample)  # no ids: place = index
+    for want_beams, got_beams in zip(want, got):
+        assert [g["tokens"].tolist() for g in got_beams] == [w["tokens"].tolist()
+                                                             for w in want_beams]
+
+
 def test_export_ensemble_model(transformer):
     model, d, _ = transformer
     ours = Task(d).build_generator([model], gen_args(beam=2))

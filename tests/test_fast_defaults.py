@@ -550,3 +550,43 @@ def test_generation_with_ngram_blocking_has_no_repeats(beam):
         toks = beams[0]["tokens"].tolist()
         grams = list(zip(toks, toks[1:]))
         assert len(grams) == len(set(grams))
+
+
+# -- diverse beam search ----------------------------------------------------------------------
+def with_ids(sample, ids):
+    return dict(sample, id=torch.tensor(ids))
+
+
+@pytest.mark.parametrize("ids", [[100, 101, 102, 103, 104, 105],  # a later batch
+                                 [7, 3, 250, 12, 0, 5],  # a first batch, sorted by length
+                                 [5, 4, 3, 2, 1, 0]])  # 0..bsz-1 in another order
+def test_diverse_beam_search_finds_overlaps_by_place(monkeypatch, ids):
+    """--diverse-beam-groups: fairseq's DiverseBeamSearch reads each sentence's group overlap at
+    its dataset id, so a batch of other ids fails or reads other sentences' overlaps. The
+    plugin's finds it by place: with any ids a sentence gets the hypotheses stock gives it
+    where the ids are 0..bsz-1 in order, also as sentences leave the batch at different steps;
+    --no-fast-diverse gives fairseq's search back."""
+    from fairseq import search
+
+    from fairseq_fast.generators.fast import PlacedDiverseBeamSearch
+
+    model = translation_model(TASK, eos_bias=1.0, seed=7)
+    sample = source_batch(DICT, [3, 5, 7, 2, 6, 4], seed=7)
+    args = gen_args(beam=4, diverse_beam_groups=2, diverse_beam_strength=5.0, max_len_b=12)
+    ours, stock = build_pair([model], args)
+    assert type(ours.search) is PlacedDiverseBeamSearch
+    expected = stock.generate([model], sample)  # ids 0..5 in order: stock indexes by place
+    assert len({len(beams[0]["tokens"]) for beams in expected}) >= 2  # they end apart
+    got = ours.generate([model], with_ids(sample, ids))
+    assert_same(expected, got, nbest=4)
+    if max(ids) >= len(ids):
+        with pytest.raises(IndexError):
+            stock.generate([model], with_ids(sample, ids))
+    else:  # stock runs, but with another sentence's overlap
+        wrong = stock.generate([model], with_ids(sample, ids))
+        assert any(w["tokens"].tolist() != e["tokens"].tolist()
+                   for w_beams, e_beams in zip(wrong, expected) for w, e in zip(w_beams, e_beams))
+    off = TASK.build_generator([model], gen_args(beam=4, diverse_beam_groups=2,
+                                                 no_fast_diverse=True))
+    assert type(off.search) is search.DiverseBeamSearch
+    assert type(TASK.build_generator([model], gen_args(beam=4)).search) is search.BeamSearch

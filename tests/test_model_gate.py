@@ -46,7 +46,7 @@ TASK = Task(DICT)
 SETTINGS = dict(deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 NO_FAST = dict(no_fast_cache=True, no_fast_prefill=True, no_fast_linear=True,
-               no_fast_ngram=True, no_fast_beam=True)
+               no_fast_ngram=True, no_fast_beam=True, no_fast_diverse=True)
 # what the gate must refuse, and the words its reason holds
 REFUSED = {"cross_self_attention": "cross_self_attention",
            "character_inputs": "CharacterTokenEmbedder"}

@@ -2,7 +2,7 @@
 once the plugin is loaded; overrides.py's `fast_defaults` entry builds these).
 
 Not a new search: fairseq's own `_generate` loop, search strategies and finalisation run
-unchanged, except for plain beam search on the fast cache (below). Five parts are swapped, each
+unchanged, except for plain beam search on the fast cache (below). Six parts are swapped, each
 behind its flag:
 
     --no-fast-cache    FastEnsembleModel (decoding/ensemble.py): lean decoder, in-place K/V cache,
@@ -18,12 +18,16 @@ behind its flag:
                        the fast cache runs beam_search.py's loop: fairseq's rule, candidates
                        chosen in one pass, attention history gathered per hypothesis, greedy
                        steps looked ahead several at a time (needs the fast cache)
+    --no-fast-diverse  PlacedDiverseBeamSearch for --diverse-beam-groups: fairseq's search with
+                       each sentence's group overlap found by its place in the batch, not by its
+                       dataset id (fairseq's fails on most batches: below)
 """
 import copy
 import logging
 from dataclasses import dataclass
 
 import torch
+from fairseq import search
 from fairseq.ngram_repeat_block import NGramRepeatBlock
 from fairseq.sequence_generator import (EnsembleModel, EnsembleModelWithAlignment,
                                         SequenceGenerator, SequenceGeneratorWithAlignment)
@@ -57,9 +61,10 @@ class FastDefaults:
     ngram: bool = True
     kernels: bool = True  # the plugin's kernels (--no-fast-linear turns them off)
     beam_loop: bool = True
+    diverse: bool = True
 
     def any(self) -> bool:
-        return self.cache or self.ngram
+        return self.cache or self.ngram or self.diverse
 
 
 class VectorisedNGramBlock(nn.Module):
@@ -71,6 +76,52 @@ class VectorisedNGramBlock(nn.Module):
 
     def forward(self, tokens: Tensor, lprobs: Tensor, bsz: int, beam_size: int, step: int):
         return block_last_ngrams(lprobs, tokens[:, : step + 1], self.n)
+
+
+def retyped_copy(module: nn.Module, cls: type) -> nn.Module:
+    """A shallow copy of `module` as a `cls`: its attributes, parameters and submodules shared,
+    its registries its own, so that setting one on the copy leaves `module` as it was."""
+    twin = copy.copy(module)
+    for registry in ("_modules", "_parameters", "_buffers"):  # shared by a shallow copy
+        setattr(twin, registry, dict(getattr(module, registry)))
+    twin.__class__ = cls
+    return twin
+
+
+class PlacedDiverseBeamSearch(search.DiverseBeamSearch):
+    """fairseq's DiverseBeamSearch (--diverse-beam-groups), its overlap rows found by place.
+
+    fairseq's keeps each sentence's group overlap in a row of a tensor of the batch's size, but
+    reads and writes that row at `original_batch_idxs`, which its generator fills with the
+    sample's ids: dataset indices. A batch whose ids are not 0 .. bsz-1 (every batch of
+    fairseq-generate but the first, and most first ones: batches are ordered by length) fails
+    with an IndexError, and one whose ids are those numbers in another order reads other
+    sentences' overlaps. Here each id is mapped to the place its sentence had in the batch at
+    step 0, the index fairseq's generator gives a sample without ids; so this searches as
+    fairseq's does wherever the ids are 0 .. bsz-1 in order, and a sentence's hypotheses no
+    longer depend on its id."""
+
+    @classmethod
+    def of(cls, stock: search.DiverseBeamSearch) -> "PlacedDiverseBeamSearch":
+        """A copy of `stock` (its settings and submodules shared) that searches this way."""
+        placed = retyped_copy(stock, cls)
+        placed.batch_ids = None
+        return placed
+
+    def step(self, step: int, lprobs, scores, prev_output_tokens=None,
+             original_batch_idxs=None):
+        if original_batch_idxs is not None:
+            if step == 0:  # a new batch: its ids sorted, and the place of each
+                self.batch_ids = original_batch_idxs.sort()
+            ids, places = self.batch_ids
+            original_batch_idxs = places[torch.searchsorted(ids, original_batch_idxs)]
+        return super().step(step, lprobs, scores, prev_output_tokens, original_batch_idxs)
+
+    def stock(self) -> search.DiverseBeamSearch:
+        """fairseq's own search with the same settings (what TorchScript compiles)."""
+        plain = retyped_copy(self, search.DiverseBeamSearch)
+        del plain.batch_ids
+        return plain
 
 
 class _FastMixin:
@@ -85,6 +136,8 @@ class _FastMixin:
         if fast.ngram and self.repeat_ngram_blocker is not None:
             self.repeat_ngram_blocker = VectorisedNGramBlock(
                 self.repeat_ngram_blocker.no_repeat_ngram_size)
+        if fast.diverse and type(self.search) is search.DiverseBeamSearch:
+            self.search = PlacedDiverseBeamSearch.of(self.search)
         lean = isinstance(self.model, FastEnsembleModel)
         linears = self.model.backends[0].lean.linear.backends if lean else ""
         param = next(self.model.models[0].parameters(), None) if lean else None
@@ -97,28 +150,30 @@ class _FastMixin:
             (f"packed linears ({linears})", bool(linears)),
             ("own beam-search loop", lean and fast.beam_loop),
             ("vectorised n-gram blocker", isinstance(self.repeat_ngram_blocker,
-                                                     VectorisedNGramBlock))) if active]
+                                                     VectorisedNGramBlock)),
+            ("diverse beam search by place", isinstance(self.search, PlacedDiverseBeamSearch)))
+              if active]
         logger.info(f"fairseq_fast: {type(self).__name__} with " + (", ".join(on) or "nothing"))
 
     def __prepare_scriptable__(self):
         """What torch.jit.script compiles in place of this generator: fairseq's own generator with
         the same settings, on fairseq's ensemble and n-gram blocker (ours run Python and C that
-        TorchScript cannot compile). This generator is left as it was."""
+        TorchScript cannot compile), and fairseq's own diverse beam search. This generator is
+        left as it was."""
         log_once("torch.jit.script", "fairseq_fast: torch.jit.script compiles fairseq's own "
                                      "SequenceGenerator (the plugin's fast paths are not "
                                      "TorchScript)")
         with_alignment = isinstance(self, SequenceGeneratorWithAlignment)
-        stock = copy.copy(self)
-        for registry in ("_modules", "_parameters", "_buffers"):  # shared by a shallow copy
-            setattr(stock, registry, dict(getattr(self, registry)))
+        stock = retyped_copy(self, SequenceGeneratorWithAlignment if with_alignment
+                             else SequenceGenerator)
         del stock.fast
-        stock.__class__ = (SequenceGeneratorWithAlignment if with_alignment
-                           else SequenceGenerator)
         models = self.model.models
         stock.model = (EnsembleModelWithAlignment if with_alignment else EnsembleModel)(models)
         stock.model.eval()
         if isinstance(self.repeat_ngram_blocker, VectorisedNGramBlock):
             stock.repeat_ngram_blocker = NGramRepeatBlock(self.repeat_ngram_blocker.n)
+        if isinstance(self.search, PlacedDiverseBeamSearch):
+            stock.search = self.search.stock()
         return stock
 
     def _set_prefix(self, prefix_tokens):
