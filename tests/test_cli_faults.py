@@ -239,6 +239,7 @@ def test_torch_switch_is_warned_about_and_does_not_bypass_the_guard(tiny_pair, t
      ["--sampling needs --nbest equal to --beam (got --nbest 1, --beam 2)"]),
     (["--replace-unk"], ["--replace-unk '@@ ': no such alignment dictionary file"]),
     (["--replace-unk", ""], ["--replace-unk reads the source text", "--dataset-impl raw"]),
+    (["--print-step"], ["--print-step prints the refinement steps", "task translation's"]),
     (["--generator", "speculative", "--draft-path", "DRAFT", "--draft-len", "1000"],
      ["--draft-len must be at most 32 (got 1000)"]),
 ])

@@ -17,6 +17,9 @@ badly, checked with one line when the command line is parsed (overrides.parse_ar
   `--batch-size` above `--buffer-size` (a batch is made of one chunk).
 - `--replace-unk` naming no file: fairseq opens it once the model is loaded (a bare
   `--replace-unk` names the file "@@ ", its argparse constant).
+- fairseq-generate's `--print-step` outside iterative refinement (`--task translation_lev`):
+  only that task's generator counts refinement steps; with any other, fairseq-generate fails
+  with a KeyError on the first sentence.
 """
 import os
 import sys
@@ -59,9 +62,21 @@ def check(args, tool: bool = True) -> None:
         raise UserError(f"--batch-size {batch_size} is more than --buffer-size {buffer_size}: "
                         f"fairseq-interactive makes each batch from one chunk of --buffer-size "
                         f"lines; raise --buffer-size to at least {batch_size}")
+    if g("print_step", False) and g("input") is None and not _refines(g("task")):
+        raise UserError(f"--print-step prints the refinement steps of iterative decoding "
+                        f"(--task translation_lev); task {g('task')}'s generator makes none")
     _check_paths(g("path"), g("checkpoint_suffix", "") or "",
                  g("checkpoint_shard_count", 1) or 1)
     _check_input(g("input"))
+
+
+def _refines(task) -> bool:
+    """Whether `task` (a registered name) is iterative refinement: its generator counts steps."""
+    from fairseq.tasks import TASK_REGISTRY
+    from fairseq.tasks.translation_lev import TranslationLevenshteinTask
+
+    cls = TASK_REGISTRY.get(task)
+    return cls is None or issubclass(cls, TranslationLevenshteinTask)
 
 
 def _check_paths(paths, suffix, shards):
