@@ -240,12 +240,45 @@ def test_torch_switch_is_warned_about_and_does_not_bypass_the_guard(tiny_pair, t
     (["--replace-unk"], ["--replace-unk '@@ ': no such alignment dictionary file"]),
     (["--replace-unk", ""], ["--replace-unk reads the source text", "--dataset-impl raw"]),
     (["--print-step"], ["--print-step prints the refinement steps", "task translation's"]),
+    (["--beam", "4", "--diverse-beam-groups", "3"],
+     ["--beam 4 is not a multiple of --diverse-beam-groups 3"]),
+    (["--lm-path", "/nonexistent/lm.pt"], ["--lm-path /nonexistent/lm.pt: no such file"]),
     (["--generator", "speculative", "--draft-path", "DRAFT", "--draft-len", "1000"],
      ["--draft-len must be at most 32 (got 1000)"]),
 ])
 def test_bad_option_is_one_line(tiny_pair, extra, needles):
     extra = [os.path.join(tiny_pair, "draft.pt") if x == "DRAFT" else x for x in extra]
     assert_one_line_error(run("fairseq-generate", gen(tiny_pair, *extra)), *needles)
+
+
+@pytest.mark.parametrize("bad,good,needle", [
+    (["--beam", "0"], ["--beam", "1"], "--beam must be at least 1 (got 0)"),
+    (["--temperature", "0"], ["--temperature", "0.5"], "--temperature must be greater than 0"),
+    (["--sampling-topk", "5"], ["--sampling-topk", "5", "--sampling"],
+     "--sampling-topk 5 is an option of sampling"),
+    (["--sampling-topp", "0.9"], ["--sampling-topp", "0.9", "--sampling"],
+     "--sampling-topp 0.9 is an option of sampling"),
+    (["--beam", "4", "--sampling", "--nbest", "4", "--diverse-beam-groups", "2"],
+     ["--beam", "4", "--diverse-beam-groups", "2"],
+     "--sampling and --diverse-beam-groups each choose a search strategy"),
+    (["--beam", "4", "--match-source-len", "--diversity-rate", "0.5"],
+     ["--beam", "4", "--diversity-rate", "0.5"],
+     "--match-source-len and --diversity-rate each choose a search strategy"),
+    (["--beam", "6", "--diverse-beam-groups", "4"], ["--beam", "8", "--diverse-beam-groups", "4"],
+     "--beam 6 is not a multiple of --diverse-beam-groups 4"),
+    (["--constraints"], [], "--constraints: fairseq-generate's translation data sets hold none"),
+])
+def test_what_fairseqs_generator_would_fail_on_is_refused_when_parsed(tiny_pair, bad, good,
+                                                                        needle):
+    """In process, fairseq-generate's options: each `bad` makes fairseq's generator raise once
+    it is built or meets the first batch; the `good` one next to it parses."""
+    from fairseq import options
+
+    from fairseq_fast.errors import UserError
+
+    with pytest.raises(UserError, match=re.escape(needle)):
+        options.parse_args_and_arch(options.get_generation_parser(), gen(tiny_pair, *bad))
+    options.parse_args_and_arch(options.get_generation_parser(), gen(tiny_pair, *good))
 
 
 def test_no_path_is_one_line(tiny_pair):

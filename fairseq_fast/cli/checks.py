@@ -20,6 +20,13 @@ badly, checked with one line when the command line is parsed (overrides.parse_ar
 - fairseq-generate's `--print-step` outside iterative refinement (`--task translation_lev`):
   only that task's generator counts refinement steps; with any other, fairseq-generate fails
   with a KeyError on the first sentence.
+- what fairseq's generator asserts on or raises when it is built or meets the first batch:
+  `--beam` below 1, `--temperature` 0 or below, `--sampling-topk` / `--sampling-topp` without
+  `--sampling`, two search strategies at once (`--sampling`, `--diverse-beam-groups`,
+  `--match-source-len`, `--diversity-rate`), a `--beam` that `--diverse-beam-groups` does not
+  divide; an `--lm-path` that does not exist; fairseq-generate's `--constraints` on a
+  translation or language-modeling data set, which holds none (fairseq-interactive reads them
+  from its input lines).
 """
 import os
 import sys
@@ -62,12 +69,43 @@ def check(args, tool: bool = True) -> None:
         raise UserError(f"--batch-size {batch_size} is more than --buffer-size {buffer_size}: "
                         f"fairseq-interactive makes each batch from one chunk of --buffer-size "
                         f"lines; raise --buffer-size to at least {batch_size}")
+    _check_search(g)
+    if g("constraints") and g("input") is None and g("task") in (
+            "translation", "translation_multi_simple_epoch", "language_modeling"):
+        raise UserError(f"--constraints: fairseq-generate's {g('task')} data sets hold none; "
+                        f"give them to fairseq-interactive, tab-separated after each source "
+                        f"line")
     if g("print_step", False) and g("input") is None and not _refines(g("task")):
         raise UserError(f"--print-step prints the refinement steps of iterative decoding "
                         f"(--task translation_lev); task {g('task')}'s generator makes none")
     _check_paths(g("path"), g("checkpoint_suffix", "") or "",
                  g("checkpoint_shard_count", 1) or 1)
+    if g("lm_path"):
+        checkpoint_file("--lm-path", g("lm_path"))
     _check_input(g("input"))
+
+
+def _check_search(g) -> None:
+    """The search options fairseq's generator checks only once it is built (a traceback)."""
+    beam, temperature = g("beam", 5), g("temperature", 1.0)
+    if beam is not None and beam < 1:
+        raise UserError(f"--beam must be at least 1 (got {beam})")
+    if temperature is not None and temperature <= 0:
+        raise UserError(f"--temperature must be greater than 0 (got {temperature})")
+    sampling, groups = g("sampling", False), g("diverse_beam_groups", -1) or -1
+    chosen = [flag for flag, given in (
+        ("--sampling", sampling), ("--diverse-beam-groups", groups > 0),
+        ("--match-source-len", g("match_source_len", False)),
+        ("--diversity-rate", (g("diversity_rate", -1) or -1) > 0)) if given]
+    if len(chosen) > 1:
+        raise UserError(f"{' and '.join(chosen)} each choose a search strategy: give one")
+    for flag, value in (("--sampling-topk", g("sampling_topk", -1)),
+                        ("--sampling-topp", g("sampling_topp", -1.0))):
+        if value is not None and value >= 0 and not sampling:
+            raise UserError(f"{flag} {value} is an option of sampling: add --sampling")
+    if groups > 0 and beam and beam % groups:
+        raise UserError(f"--beam {beam} is not a multiple of --diverse-beam-groups {groups}: "
+                        f"each group searches an equal share of the beams")
 
 
 def _refines(task) -> bool:
