@@ -3,7 +3,9 @@
 Code anywhere in the plugin raises `UserError("...")`. In the command-line tools the exception
 travels up through fairseq's own call stack; the hook installed here prints
 `fairseq_fast: error: ...` and exits with status 2 (or the error's `exit_code`). Python users
-(the hub) get the exception.
+(the hub) get the exception. The hook does the same for a FileNotFoundError that reaches it: in
+a tool that is a file the command line names and fairseq did not find (a `--gen-subset` with no
+data, a language pair with no dictionary), and fairseq's message names it.
 
 An error with `exit_now = True` (a generation run the pipeline stopped midway) ends the process
 without finalising the interpreter, after everything generated has been written and flushed:
@@ -38,7 +40,7 @@ class RunError(UserError):
 
 def _hook(previous):
     def excepthook(exc_type, exc, tb):
-        if issubclass(exc_type, UserError):
+        if issubclass(exc_type, (UserError, FileNotFoundError)):
             status = getattr(exc, "exit_code", EXIT_CODE)
             exit_now = getattr(exc, "exit_now", False)
             if exit_now:

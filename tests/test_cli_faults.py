@@ -253,6 +253,7 @@ def test_bad_option_is_one_line(tiny_pair, extra, needles):
 
 @pytest.mark.parametrize("bad,good,needle", [
     (["--beam", "0"], ["--beam", "1"], "--beam must be at least 1 (got 0)"),
+    (["--nbest", "0"], ["--nbest", "1"], "--nbest must be at least 1 (got 0)"),
     (["--temperature", "0"], ["--temperature", "0.5"], "--temperature must be greater than 0"),
     (["--sampling-topk", "5"], ["--sampling-topk", "5", "--sampling"],
      "--sampling-topk 5 is an option of sampling"),
@@ -279,6 +280,15 @@ def test_what_fairseqs_generator_would_fail_on_is_refused_when_parsed(tiny_pair,
     with pytest.raises(UserError, match=re.escape(needle)):
         options.parse_args_and_arch(options.get_generation_parser(), gen(tiny_pair, *bad))
     options.parse_args_and_arch(options.get_generation_parser(), gen(tiny_pair, *good))
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--gen-subset", "nonexistent"], "Dataset not found: nonexistent"),
+    (["--source-lang", "xx", "--target-lang", "yy"], "dict.xx.txt"),
+])
+def test_a_missing_data_file_is_one_line(tiny_pair, extra, needle):
+    """fairseq raises FileNotFoundError for a split or a dictionary it does not find."""
+    assert_one_line_error(run("fairseq-generate", gen(tiny_pair, *extra)), needle)
 
 
 def test_no_path_is_one_line(tiny_pair):

@@ -21,12 +21,12 @@ badly, checked with one line when the command line is parsed (overrides.parse_ar
   only that task's generator counts refinement steps; with any other, fairseq-generate fails
   with a KeyError on the first sentence.
 - what fairseq's generator asserts on or raises when it is built or meets the first batch:
-  `--beam` below 1, `--temperature` 0 or below, `--sampling-topk` / `--sampling-topp` without
-  `--sampling`, two search strategies at once (`--sampling`, `--diverse-beam-groups`,
-  `--match-source-len`, `--diversity-rate`), a `--beam` that `--diverse-beam-groups` does not
-  divide; an `--lm-path` that does not exist; fairseq-generate's `--constraints` on a
-  translation or language-modeling data set, which holds none (fairseq-interactive reads them
-  from its input lines).
+  `--beam` or `--nbest` below 1, `--temperature` 0 or below, `--sampling-topk` /
+  `--sampling-topp` without `--sampling`, two search strategies at once (`--sampling`,
+  `--diverse-beam-groups`, `--match-source-len`, `--diversity-rate`), a `--beam` that
+  `--diverse-beam-groups` does not divide; an `--lm-path` that does not exist;
+  fairseq-generate's `--constraints` on a translation or language-modeling data set, which
+  holds none (fairseq-interactive reads them from its input lines).
 """
 import os
 import sys
@@ -90,6 +90,8 @@ def _check_search(g) -> None:
     beam, temperature = g("beam", 5), g("temperature", 1.0)
     if beam is not None and beam < 1:
         raise UserError(f"--beam must be at least 1 (got {beam})")
+    if g("nbest", 1) is not None and g("nbest", 1) < 1:
+        raise UserError(f"--nbest must be at least 1 (got {g('nbest', 1)})")
     if temperature is not None and temperature <= 0:
         raise UserError(f"--temperature must be greater than 0 (got {temperature})")
     sampling, groups = g("sampling", False), g("diverse_beam_groups", -1) or -1
