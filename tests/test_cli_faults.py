@@ -21,6 +21,8 @@ from processes import watchdog
 from test_cli import BIN, SPEC, USER_DIR, assert_one_line_error, hypotheses, run
 
 TIMEOUT = 120
+SPM = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                   "user_dir_examples", "bible_es_en", "spm.model")
 
 
 def data(pair):
@@ -268,6 +270,9 @@ def test_bad_option_is_one_line(tiny_pair, extra, needles):
     (["--beam", "6", "--diverse-beam-groups", "4"], ["--beam", "8", "--diverse-beam-groups", "4"],
      "--beam 6 is not a multiple of --diverse-beam-groups 4"),
     (["--constraints"], [], "--constraints: fairseq-generate's translation data sets hold none"),
+    (["--bpe", "sentencepiece", "--sentencepiece-model", "/nonexistent/spm.model"],
+     ["--bpe", "sentencepiece", "--sentencepiece-model", SPM],
+     "--sentencepiece-model /nonexistent/spm.model: no such file"),
 ])
 def test_what_fairseqs_generator_would_fail_on_is_refused_when_parsed(tiny_pair, bad, good,
                                                                         needle):

@@ -24,9 +24,10 @@ badly, checked with one line when the command line is parsed (overrides.parse_ar
   `--beam` or `--nbest` below 1, `--temperature` 0 or below, `--sampling-topk` /
   `--sampling-topp` without `--sampling`, two search strategies at once (`--sampling`,
   `--diverse-beam-groups`, `--match-source-len`, `--diversity-rate`), a `--beam` that
-  `--diverse-beam-groups` does not divide; an `--lm-path` that does not exist;
-  fairseq-generate's `--constraints` on a translation or language-modeling data set, which
-  holds none (fairseq-interactive reads them from its input lines).
+  `--diverse-beam-groups` does not divide; an `--lm-path`, `--sentencepiece-model` or
+  `--bpe-codes` that does not exist; fairseq-generate's `--constraints` on a translation or
+  language-modeling data set, which holds none (fairseq-interactive reads them from its input
+  lines).
 """
 import os
 import sys
@@ -82,6 +83,12 @@ def check(args, tool: bool = True) -> None:
                  g("checkpoint_shard_count", 1) or 1)
     if g("lm_path"):
         checkpoint_file("--lm-path", g("lm_path"))
+    for flag, name, kind in (("--sentencepiece-model", "sentencepiece_model",
+                              "a sentencepiece model"),
+                             ("--bpe-codes", "bpe_codes", "a BPE codes file")):
+        value = g(name)
+        if value and value != "???" and "://" not in value:  # (???: not given)
+            existing_file(flag, value, kind)
     _check_input(g("input"))
 
 
