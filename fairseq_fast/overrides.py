@@ -60,12 +60,13 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                                                                   that wait whichever thread it
                                                                   reaches (interactive_input.py).
                                                                   Applied with `pipeline`
-    keep_last_batch    fairseq.data.data_utils.batch_by_size      keeps the last batch, which
-                                                                  fairseq drops when its size is
+    keep_last_batch    fairseq.data.data_utils.batch_by_size,     keeps the last batch, which
+                       FairseqTask.filter_indices_by_size         fairseq drops when its size is
                                                                   not a multiple of
                                                                   --required-batch-size-multiple
                                                                   (losing the longest sentences);
-                                                                  a sentence over --max-tokens is
+                                                                  a sentence over --max-tokens, or
+                                                                  longer than the model takes, is
                                                                   a one-line error (batching.py).
                                                                   Applied when fairseq-generate or
                                                                   fairseq-interactive parses its
@@ -402,10 +403,13 @@ def _keep_last_batch():
     """fairseq-generate's and fairseq-interactive's batches, when they parse their command line:
     training (fairseq-train loads plugins too) keeps fairseq's batching."""
     from fairseq.data import data_utils
+    from fairseq.tasks import FairseqTask
 
     from fairseq_fast.cli import batching
 
     _replace(data_utils, "batch_by_size", batching.keep_last_batch, "keep_last_batch")
+    _replace(FairseqTask, "filter_indices_by_size", batching.too_long_is_one_line,
+             "keep_last_batch:sizes")
 
 
 # -- apply --------------------------------------------------------------------------------------

@@ -245,6 +245,8 @@ def test_torch_switch_is_warned_about_and_does_not_bypass_the_guard(tiny_pair, t
     (["--beam", "4", "--diverse-beam-groups", "3"],
      ["--beam 4 is not a multiple of --diverse-beam-groups 3"]),
     (["--lm-path", "/nonexistent/lm.pt"], ["--lm-path /nonexistent/lm.pt: no such file"]),
+    (["--max-source-positions", "5", "--batch-size", "8"],
+     ["is invalid", "--skip-invalid-size-inputs-valid-test"]),
     (["--generator", "speculative", "--draft-path", "DRAFT", "--draft-len", "1000"],
      ["--draft-len must be at most 32 (got 1000)"]),
 ])
@@ -270,6 +272,8 @@ def test_bad_option_is_one_line(tiny_pair, extra, needles):
     (["--beam", "6", "--diverse-beam-groups", "4"], ["--beam", "8", "--diverse-beam-groups", "4"],
      "--beam 6 is not a multiple of --diverse-beam-groups 4"),
     (["--constraints"], [], "--constraints: fairseq-generate's translation data sets hold none"),
+    (["--model-overrides", "not a dict"], ["--model-overrides", "{'beam': 5}"],
+     "--model-overrides 'not a dict' is not a Python expression"),
     (["--bpe", "sentencepiece", "--sentencepiece-model", "/nonexistent/spm.model"],
      ["--bpe", "sentencepiece", "--sentencepiece-model", SPM],
      "--sentencepiece-model /nonexistent/spm.model: no such file"),

@@ -10,7 +10,8 @@ on 100 sentences writes 96 (99 with --batch-size 1) and reports "Translated 96 s
 
 With the plugin loaded the dropped batch is put back: the batches are fairseq's own, in fairseq's
 order, plus the one it dropped, so every sentence is generated. A sentence longer than
---max-tokens (fairseq asserts) is a one-line error.
+--max-tokens (fairseq asserts) is a one-line error, and so is one longer than the model takes
+without --skip-invalid-size-inputs-valid-test (fairseq raises a bare Exception).
 """
 
 import numpy as np
@@ -54,3 +55,18 @@ def _with_dropped_batch(indices, batches):
     if covered and not np.array_equal(np.concatenate(batches), indices[:covered]):
         raise AssertionError("fairseq's batches are not consecutive runs of the indices")
     return list(batches) + [rest]
+
+
+def too_long_is_one_line(original):
+    """FairseqTask.filter_indices_by_size, its "Size of sample #... is invalid" Exception (a
+    sentence longer than the model's positions) raised as a UserError with fairseq's message."""
+    def filter_indices_by_size(self, indices, dataset, max_positions=None,
+                               ignore_invalid_inputs=False):
+        try:
+            return original(self, indices, dataset, max_positions, ignore_invalid_inputs)
+        except Exception as e:  # noqa: BLE001  (fairseq raises a bare Exception)
+            if type(e) is not Exception or not str(e).startswith("Size of sample #"):
+                raise
+            raise UserError(str(e)) from None
+
+    return filter_indices_by_size

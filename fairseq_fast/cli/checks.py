@@ -24,10 +24,12 @@ badly, checked with one line when the command line is parsed (overrides.parse_ar
   `--beam` or `--nbest` below 1, `--temperature` 0 or below, `--sampling-topk` /
   `--sampling-topp` without `--sampling`, two search strategies at once (`--sampling`,
   `--diverse-beam-groups`, `--match-source-len`, `--diversity-rate`), a `--beam` that
-  `--diverse-beam-groups` does not divide; an `--lm-path`, `--sentencepiece-model` or
-  `--bpe-codes` that does not exist; fairseq-generate's `--constraints` on a translation or
-  language-modeling data set, which holds none (fairseq-interactive reads them from its input
-  lines).
+  `--diverse-beam-groups` does not divide; fairseq-generate's `--constraints` on a translation
+  or language-modeling data set, which holds none (fairseq-interactive reads them from its
+  input lines).
+- what fairseq reads only once the data or the model is loaded: an `--lm-path`,
+  `--sentencepiece-model` or `--bpe-codes` that does not exist, a `--model-overrides` that is
+  not a Python expression.
 """
 import os
 import sys
@@ -83,6 +85,13 @@ def check(args, tool: bool = True) -> None:
                  g("checkpoint_shard_count", 1) or 1)
     if g("lm_path"):
         checkpoint_file("--lm-path", g("lm_path"))
+    overrides = g("model_overrides")
+    if isinstance(overrides, str):
+        try:
+            compile(overrides, "--model-overrides", "eval")  # fairseq evals it after loading
+        except SyntaxError:
+            raise UserError(f"--model-overrides {overrides!r} is not a Python expression; give "
+                            f"a dict, e.g. \"{{'beam': 5}}\"") from None
     for flag, name, kind in (("--sentencepiece-model", "sentencepiece_model",
                               "a sentencepiece model"),
                              ("--bpe-codes", "bpe_codes", "a BPE codes file")):
