@@ -5,7 +5,9 @@ travels up through fairseq's own call stack; the hook installed here prints
 `fairseq_fast: error: ...` and exits with status 2 (or the error's `exit_code`). Python users
 (the hub) get the exception. The hook does the same for a FileNotFoundError that reaches it: in
 a tool that is a file the command line names and fairseq did not find (a `--gen-subset` with no
-data, a language pair with no dictionary), and fairseq's message names it.
+data, a language pair with no dictionary), and fairseq's message names it; and for an
+ImportError whose message says what to `pip install` (the optional package of a `--tokenizer`
+or `--bpe`).
 
 An error with `exit_now = True` (a generation run the pipeline stopped midway) ends the process
 without finalising the interpreter, after everything generated has been written and flushed:
@@ -40,7 +42,8 @@ class RunError(UserError):
 
 def _hook(previous):
     def excepthook(exc_type, exc, tb):
-        if issubclass(exc_type, (UserError, FileNotFoundError)):
+        if issubclass(exc_type, (UserError, FileNotFoundError)) or (
+                issubclass(exc_type, ImportError) and "pip install" in str(exc)):
             status = getattr(exc, "exit_code", EXIT_CODE)
             exit_now = getattr(exc, "exit_now", False)
             if exit_now:

@@ -91,8 +91,9 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                                                                   (no sampling, no
                                                                   --retain-dropout)
     user_errors        sys.excepthook                             UserError (and a missing file's
-                                                                  FileNotFoundError) -> one line,
-                                                                  exit 2.
+                                                                  FileNotFoundError, a missing
+                                                                  package's ImportError) -> one
+                                                                  line, exit 2.
                                                                   Applied when a command-line tool
                                                                   parses its command line
                                                                   (parse_args_and_arch) and by

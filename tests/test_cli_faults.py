@@ -17,6 +17,7 @@ import zipfile
 import pytest
 import torch
 
+from fairseq_fast.errors import UserError
 from processes import watchdog
 from test_cli import BIN, SPEC, USER_DIR, assert_one_line_error, hypotheses, run
 
@@ -187,7 +188,6 @@ def test_uninitialised_placeholder_buffers_are_not_corruption():
     read only for its dtype) uninitialised: NaN there is a sound checkpoint; NaN in a weight is
     not."""
     from fairseq_fast.checkpoints import check_finite
-    from fairseq_fast.errors import UserError
 
     nan = torch.tensor([float("nan")])
     check_finite("lm.pt", {"model": {"decoder.embed_tokens._float_tensor": nan,
@@ -272,6 +272,8 @@ def test_bad_option_is_one_line(tiny_pair, extra, needles):
     (["--beam", "6", "--diverse-beam-groups", "4"], ["--beam", "8", "--diverse-beam-groups", "4"],
      "--beam 6 is not a multiple of --diverse-beam-groups 4"),
     (["--constraints"], [], "--constraints: fairseq-generate's translation data sets hold none"),
+    (["--tokenizer", "moses"], ["--tokenizer", "moses", "-s", "src", "-t", "tgt"],
+     "--tokenizer moses takes its languages from --source-lang and --target-lang"),
     (["--model-overrides", "not a dict"], ["--model-overrides", "{'beam': 5}"],
      "--model-overrides 'not a dict' is not a Python expression"),
     (["--bpe", "sentencepiece", "--sentencepiece-model", "/nonexistent/spm.model"],
@@ -283,8 +285,6 @@ def test_what_fairseqs_generator_would_fail_on_is_refused_when_parsed(tiny_pair,
     """In process, fairseq-generate's options: each `bad` makes fairseq's generator raise once
     it is built or meets the first batch; the `good` one next to it parses."""
     from fairseq import options
-
-    from fairseq_fast.errors import UserError
 
     with pytest.raises(UserError, match=re.escape(needle)):
         options.parse_args_and_arch(options.get_generation_parser(), gen(tiny_pair, *bad))
@@ -298,6 +298,28 @@ def test_what_fairseqs_generator_would_fail_on_is_refused_when_parsed(tiny_pair,
 def test_a_missing_data_file_is_one_line(tiny_pair, extra, needle):
     """fairseq raises FileNotFoundError for a split or a dictionary it does not find."""
     assert_one_line_error(run("fairseq-generate", gen(tiny_pair, *extra)), needle)
+
+
+@pytest.mark.parametrize("exc,one_line", [
+    (UserError("bad flag"), True),
+    (FileNotFoundError("Dataset not found: nonexistent"), True),
+    (ImportError("Please install Moses tokenizer with: pip install sacremoses"), True),
+    (ImportError("cannot import name 'x' from 'y'"), False),  # a bug: its traceback
+    (KeyError("steps"), False),
+])
+def test_the_tools_hook_prints_user_errors_on_one_line(capsys, exc, one_line):
+    from fairseq_fast import errors
+
+    seen = []
+    hook = errors._hook(lambda *args: seen.append(args))
+    if one_line:
+        with pytest.raises(SystemExit) as ended:
+            hook(type(exc), exc, None)
+        assert ended.value.code == errors.EXIT_CODE and not seen
+        assert capsys.readouterr().err == f"fairseq_fast: error: {exc}\n"
+    else:
+        hook(type(exc), exc, None)
+        assert len(seen) == 1 and seen[0][1] is exc  # the previous hook: a traceback
 
 
 def test_no_path_is_one_line(tiny_pair):
@@ -506,8 +528,6 @@ def load_hub(pair, path):
 @pytest.mark.parametrize("case", ["counts", "draft keys", "draft folder", *TARGET_SHAPES])
 def test_hub_gets_the_same_errors(tiny_pair, malformed, hub, tmp_path, case):
     """The hub raises UserError (a ValueError) with the command line's message."""
-    from fairseq_fast.errors import UserError
-
     speculative = dict(beam=1, generator="speculative",
                        draft_path=os.path.join(tiny_pair, "draft.pt"))
     if case == "counts":

@@ -27,6 +27,8 @@ badly, checked with one line when the command line is parsed (overrides.parse_ar
   `--diverse-beam-groups` does not divide; fairseq-generate's `--constraints` on a translation
   or language-modeling data set, which holds none (fairseq-interactive reads them from its
   input lines).
+- `--tokenizer moses` without `--source-lang` and `--target-lang`: fairseq fails while it
+  composes its configuration (a hydra traceback), the tokenizer's languages being those.
 - what fairseq reads only once the data or the model is loaded: an `--lm-path`,
   `--sentencepiece-model` or `--bpe-codes` that does not exist, a `--model-overrides` that is
   not a Python expression.
@@ -85,6 +87,9 @@ def check(args, tool: bool = True) -> None:
                  g("checkpoint_shard_count", 1) or 1)
     if g("lm_path"):
         checkpoint_file("--lm-path", g("lm_path"))
+    if g("tokenizer") == "moses" and not (g("source_lang") and g("target_lang")):
+        raise UserError("--tokenizer moses takes its languages from --source-lang and "
+                        "--target-lang: give both (-s SRC -t TGT)")
     overrides = g("model_overrides")
     if isinstance(overrides, str):
         try:
