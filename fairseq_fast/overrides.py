@@ -25,7 +25,11 @@ the plugin loads with FAIRSEQ_FAST_OFF=name[,name...] (or FAIRSEQ_FAST_OFF=all).
                                                                   BiLDSequenceGenerator (the
                                                                   default generator, logged,
                                                                   for a model model_gate.py
-                                                                  refuses)
+                                                                  refuses); every generator's
+                                                                  search options checked first
+                                                                  (cli/checks.check_search: a
+                                                                  UserError, not fairseq's
+                                                                  assertions)
     fast_defaults      (inside build_generator) fairseq's         --generator default builds
                        SequenceGenerator[WithAlignment]           FastSequenceGenerator[...]:
                                                                   fast cache (--no-fast-cache),
@@ -192,6 +196,7 @@ def _parse_args_and_arch(original):
 def _build_generator(original):
     def build_generator(self, models, args, seq_gen_cls=None, extra_gen_cls_kwargs=None,
                         prefix_allowed_tokens_fn=None):
+        cli_checks.check_search(args)
         cfg = options.resolve(args)
         if cfg.postprocess_workers and not options.from_command_line(args):
             raise UserError("postprocess_workers is a fairseq-generate / fairseq-interactive "

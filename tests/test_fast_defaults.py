@@ -7,6 +7,7 @@ hypotheses, scores, positional scores, attention and alignments are compared for
 Stock is given the correct n-gram rule (its CPU blocker bans nothing: fairseq issue #5206).
 """
 import argparse
+import re
 
 import pytest
 import torch
@@ -590,3 +591,18 @@ def test_diverse_beam_search_finds_overlaps_by_place(monkeypatch, ids):
                                                  no_fast_diverse=True))
     assert type(off.search) is search.DiverseBeamSearch
     assert type(TASK.build_generator([model], gen_args(beam=4)).search) is search.BeamSearch
+
+
+@pytest.mark.parametrize("kw,needle", [
+    (dict(beam=0), "--beam must be at least 1 (got 0)"),
+    (dict(nbest=0), "--nbest must be at least 1 (got 0)"),
+    (dict(beam=4, diverse_beam_groups=3), "--beam 4 is not a multiple of --diverse-beam-groups 3"),
+    (dict(sampling_topk=5), "--sampling-topk 5 is an option of sampling"),
+])
+def test_a_programs_bad_search_options_are_user_errors(kw, needle):
+    """build_generator (the hub's translate(**kwargs)) checks what the command line checks:
+    fairseq would fail obscurely (--beam 0) or assert."""
+    from fairseq_fast.errors import UserError
+
+    with pytest.raises(UserError, match=re.escape(needle)):
+        TASK.build_generator([translation_model(TASK, seed=1)], gen_args(**kw))

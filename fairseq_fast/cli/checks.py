@@ -74,7 +74,7 @@ def check(args, tool: bool = True) -> None:
         raise UserError(f"--batch-size {batch_size} is more than --buffer-size {buffer_size}: "
                         f"fairseq-interactive makes each batch from one chunk of --buffer-size "
                         f"lines; raise --buffer-size to at least {batch_size}")
-    _check_search(g)
+    check_search(args)
     if g("constraints") and g("input") is None and g("task") in (
             "translation", "translation_multi_simple_epoch", "language_modeling"):
         raise UserError(f"--constraints: fairseq-generate's {g('task')} data sets hold none; "
@@ -106,8 +106,11 @@ def check(args, tool: bool = True) -> None:
     _check_input(g("input"))
 
 
-def _check_search(g) -> None:
-    """The search options fairseq's generator checks only once it is built (a traceback)."""
+def check_search(args) -> None:
+    """The search options fairseq's generator checks only once it is built or meets its first
+    batch (a traceback, or an obscure error for --beam 0). Also run for every generator the
+    plugin builds, so the hub's keyword arguments get these errors as UserErrors."""
+    g = lambda name, default=None: getattr(args, name, default)  # noqa: E731
     beam, temperature = g("beam", 5), g("temperature", 1.0)
     if beam is not None and beam < 1:
         raise UserError(f"--beam must be at least 1 (got {beam})")
