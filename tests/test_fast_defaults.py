@@ -561,7 +561,7 @@ def with_ids(sample, ids):
 @pytest.mark.parametrize("ids", [[100, 101, 102, 103, 104, 105],  # a later batch
                                  [7, 3, 250, 12, 0, 5],  # a first batch, sorted by length
                                  [5, 4, 3, 2, 1, 0]])  # 0..bsz-1 in another order
-def test_diverse_beam_search_finds_overlaps_by_place(monkeypatch, ids):
+def test_diverse_beam_search_finds_overlaps_by_place(ids):
     """--diverse-beam-groups: fairseq's DiverseBeamSearch reads each sentence's group overlap at
     its dataset id, so a batch of other ids fails or reads other sentences' overlaps. The
     plugin's finds it by place: with any ids a sentence gets the hypotheses stock gives it
