@@ -111,11 +111,11 @@ def check_search(args) -> None:
     batch (a traceback, or an obscure error for --beam 0). Also run for every generator the
     plugin builds, so the hub's keyword arguments get these errors as UserErrors."""
     g = lambda name, default=None: getattr(args, name, default)  # noqa: E731
-    beam, temperature = g("beam", 5), g("temperature", 1.0)
+    beam, nbest, temperature = g("beam", 5), g("nbest", 1), g("temperature", 1.0)
     if beam is not None and beam < 1:
         raise UserError(f"--beam must be at least 1 (got {beam})")
-    if g("nbest", 1) is not None and g("nbest", 1) < 1:
-        raise UserError(f"--nbest must be at least 1 (got {g('nbest', 1)})")
+    if nbest is not None and nbest < 1:
+        raise UserError(f"--nbest must be at least 1 (got {nbest})")
     if temperature is not None and temperature <= 0:
         raise UserError(f"--temperature must be greater than 0 (got {temperature})")
     sampling, groups = g("sampling", False), g("diverse_beam_groups", -1) or -1
