@@ -20,6 +20,8 @@ import platform
 import re
 import resource
 import subprocess
+import sys
+import tempfile
 import time
 from importlib import metadata
 
@@ -110,6 +112,33 @@ class PeakRSS:
         self.bytes = peak_rss_bytes()
         self.mib = self.bytes / 2 ** 20
         return False
+
+
+# A launcher that needs only the standard library: it starts the command, waits for it and writes
+# the command's ru_maxrss to a file. ru_maxrss carries the spawning process's own high-water mark
+# over fork (or vfork) + exec, so the command is spawned from this small process rather than from
+# a benchmark that has held a model.
+_LAUNCHER = ("import os, subprocess, sys\n"
+             "proc = subprocess.Popen(sys.argv[2:])\n"
+             "_, status, usage = os.wait4(proc.pid, 0)\n"
+             "with open(sys.argv[1], 'w') as f:\n"
+             "    f.write(str(usage.ru_maxrss))\n"
+             "sys.exit(os.waitstatus_to_exitcode(status))\n")
+
+
+def run_measuring_peak(cmd, env=None, stdout=None, stderr=None):
+    """Run `cmd` to its end: (exit code, its peak resident set in bytes, or None where it could
+    not be read). The figure is the command's own (with its children's), not raised to this
+    process's size (see _LAUNCHER)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "maxrss")
+        code = subprocess.call([sys.executable, "-S", "-c", _LAUNCHER, out, *cmd], env=env,
+                               stdout=stdout, stderr=stderr)
+        try:
+            with open(out) as f:
+                return code, int(f.read()) * 1024  # kilobytes on Linux
+        except (OSError, ValueError):
+            return code, None
 
 
 # -- the environment the figures come from ---------------------------------------------------

@@ -38,7 +38,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -89,14 +88,12 @@ def run_once(shape, setting, folder, engine, threads, prompts):
     cmd, env = command(shape, setting, folder, engine, threads)
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)  # the child's own peak memory
+        code, peak = probes.run_measuring_peak(cmd, env=env, stdout=out, stderr=err)
         wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         out, err = out.read(), err.read()
-    if proc.returncode != 0:
+    if code != 0:
         sys.exit(f"benchmark_shapes: {engine} on {shape.name} ({setting.name}) failed:\n"
                  f"{err[-3000:]}")
     hyps = {}
@@ -117,7 +114,7 @@ def run_once(shape, setting, folder, engine, threads, prompts):
             sys.exit(f"benchmark_shapes: no 'Translated' line in {engine}'s log on {shape.name}")
         tokens, rate = int(found[-1][1].replace(",", "")), float(found[-1][3])
         seconds = tokens / rate
-    return Result(seconds, tokens=tokens, outputs=hyps, peak_rss_bytes=usage.ru_maxrss * 1024,
+    return Result(seconds, tokens=tokens, outputs=hyps, peak_rss_bytes=peak,
                   figures={"wall": wall})
 
 

@@ -258,3 +258,17 @@ def test_each_target_has_widened_checkpoints_of_its_own(tmp_path):
     assert models._widened_name(demo) == "target"
     assert len(names) == 3
     assert all(n.startswith("target") for n in names)
+
+
+def test_a_commands_peak_is_its_own_not_raised_to_the_benchmarks(tmp_path):
+    held = bytearray(256 << 20)  # this process's high-water mark is at least this
+    held[::4096] = b"\1" * len(held[::4096])
+    code, small = probes.run_measuring_peak([sys.executable, "-c", "import sys; sys.exit(3)"])
+    assert code == 3 and small < 128 << 20
+    grow = "b = bytearray(192 << 20); b[::4096] = b'\\1' * len(b[::4096]); print('ok')"
+    with open(tmp_path / "out", "w+") as out:
+        code, big = probes.run_measuring_peak([sys.executable, "-c", grow], stdout=out)
+        out.seek(0)
+        assert out.read() == "ok\n"
+    assert code == 0 and 192 << 20 <= big < 256 << 20
+    del held
