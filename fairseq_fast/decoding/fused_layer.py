@@ -41,6 +41,8 @@ from torch import Tensor, nn
 from fairseq_fast.kernels import calls, fused, loader, small_gemm
 from fairseq_fast.decoding.decoder_state import DecoderState
 from fairseq_fast.decoding.model_gate import all_layers, encoder_refusal, layerdrop_draws, log_once
+from fairseq_fast.decoding.packed_encoder import encode_packed
+from fairseq_fast.decoding.unpadded_encoder import ENV as UNPADDED_ENV
 from fairseq_fast.decoding.unpadded_encoder import encode_by_length, encoder_output
 from fairseq_fast.kernels.packed_linear import KERNEL_MAX_ROWS
 
@@ -310,6 +312,12 @@ class FusedEncoder:
         return (src_tokens.device.type == "cpu"
                 and self.layers.ready(src_tokens.size(1), KERNEL_MAX_ROWS))
 
+    def packable(self, src_tokens: Tensor) -> bool:
+        """CPU, the kernels on for these weights, and FAIRSEQ_FAST_UNPADDED_ENCODER not 0:
+        packed_encoder.py can run the batch (sources too long for usable())."""
+        return (src_tokens.device.type == "cpu" and src_tokens.numel() > 0
+                and os.environ.get(UNPADDED_ENV, "1") != "0" and self.layers.ready(1))
+
     def forward(self, net_input: dict) -> dict:
         enc = self.encoder
         src_tokens = net_input["src_tokens"]
@@ -351,6 +359,7 @@ class FusedEncoder:
 def encode(model: nn.Module, fused: Optional[FusedEncoder], net_input: dict) -> Optional[dict]:
     """model.encoder's output for net_input (None for a model without an encoder), through
     `fused` (FusedEncoder.build(model.encoder, ...), or None) where it is usable, else for long
+    sources through its layers' matmul kernel without padding (packed_encoder.py), else for long
     sources of different lengths without their padding (unpadded_encoder.py), else by fairseq's
     encoder as it is."""
     encoder = getattr(model, "encoder", None)
@@ -358,5 +367,7 @@ def encode(model: nn.Module, fused: Optional[FusedEncoder], net_input: dict) -> 
         return None
     if fused is not None and fused.usable(net_input["src_tokens"]):
         return fused.forward(net_input)
+    if fused is not None and fused.packable(net_input["src_tokens"]):
+        return encode_packed(fused.encoder, fused.layers.layers, fused.layers.linear, net_input)
     by_length = encode_by_length(encoder, net_input)
     return by_length if by_length is not None else encoder.forward_torchscript(net_input)
