@@ -51,21 +51,23 @@ class _Kernel:
         self.linear = linear
 
     def __call__(self, x: Tensor, weight: Tensor, bias: Optional[Tensor],
-                 residual: Optional[Tensor] = None, relu: bool = False) -> Tensor:
+                 residual: Optional[Tensor] = None, relu: bool = False,
+                 out: Optional[Tensor] = None) -> Tensor:
         packed = self.linear.packed(weight, "kernel")
         rows = x.size(0)
         if rows <= ROWS_PER_CALL:
-            return small_gemm.linear(x, packed, bias, residual, relu)
-        y = x.new_empty(rows, packed.out_features)
+            return small_gemm.linear(x, packed, bias, residual, relu, out=out)
+        y = x.new_empty(rows, packed.out_features) if out is None else out
         for first in range(0, rows, ROWS_PER_CALL):
             part = slice(first, first + ROWS_PER_CALL)
             small_gemm.linear(x[part], packed, bias, None if residual is None else residual[part],
                               relu, out=y[part])
         return y
 
-    def stacked(self, x: Tensor, weights: List[Tensor], biases: List[Optional[Tensor]]):
+    def stacked(self, x: Tensor, weights: List[Tensor], biases: List[Optional[Tensor]],
+                out: Optional[Tensor] = None):
         weight, bias = self.linear.stack(weights, biases)
-        y = self(x, weight, bias)
+        y = self(x, weight, bias, out=out)
         return y.split([w.size(0) for w in weights], dim=-1)
 
 
@@ -73,13 +75,15 @@ class _Torch:
     """The same linears on F.linear (float64 reference)."""
 
     def __call__(self, x: Tensor, weight: Tensor, bias: Optional[Tensor],
-                 residual: Optional[Tensor] = None, relu: bool = False) -> Tensor:
+                 residual: Optional[Tensor] = None, relu: bool = False,
+                 out: Optional[Tensor] = None) -> Tensor:
         y = F.linear(x, weight, bias)
         if residual is not None:
             y = y + residual
         return F.relu(y) if relu else y
 
-    def stacked(self, x: Tensor, weights: List[Tensor], biases: List[Optional[Tensor]]):
+    def stacked(self, x: Tensor, weights: List[Tensor], biases: List[Optional[Tensor]],
+                out: Optional[Tensor] = None):
         return [self(x, w, b) for w, b in zip(weights, biases)]
 
 
@@ -101,8 +105,9 @@ def encode_packed(encoder: nn.Module, layers: List[nn.Module], linear, net_input
         spans.append((start, length))
         start += length
     run = _Torch() if linear is None else _Kernel(linear)
+    buffers = _Buffers(tokens)
     for layer in layers:
-        tokens = _layer(layer, tokens, spans, run)
+        tokens = _layer(layer, tokens, spans, run, buffers)
     if encoder.layer_norm is not None:
         tokens = encoder.layer_norm(tokens)
     out = x.new_zeros(x.shape)
@@ -110,23 +115,43 @@ def encode_packed(encoder: nn.Module, layers: List[nn.Module], linear, net_input
     return encoder_output(out.transpose(0, 1), padding, embedding, [], lengths)
 
 
-def _layer(layer: nn.Module, x: Tensor, spans, run) -> Tensor:
+class _Buffers:
+    """The layers' widest intermediates, allocated once per batch and reused by every layer: a
+    fresh tensor of that size is memory the system maps anew, page by page, at each layer."""
+
+    def __init__(self, tokens: Tensor):
+        self.tokens = tokens
+        self.held: Dict[str, Tensor] = {}
+
+    def __call__(self, name: str, width: int) -> Tensor:
+        buffer = self.held.get(name)
+        if buffer is None or buffer.size(1) != width:
+            buffer = self.held[name] = self.tokens.new_empty(self.tokens.size(0), width)
+        return buffer
+
+
+def _layer(layer: nn.Module, x: Tensor, spans, run, buffers: _Buffers) -> Tensor:
     """fairseq's TransformerEncoderLayer.forward (eval mode) on packed tokens x [T, C]."""
     pre = layer.normalize_before
     residual = x
     h = layer.self_attn_layer_norm(x) if pre else x
     attn = layer.self_attn
     q, k, v = run.stacked(h, [attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight],
-                          [attn.q_proj.bias, attn.k_proj.bias, attn.v_proj.bias])
-    context = _attention(q, k, v, spans, attn.num_heads, attn.scaling)
+                          [attn.q_proj.bias, attn.k_proj.bias, attn.v_proj.bias],
+                          out=buffers("qkv", 3 * attn.embed_dim))
+    context = _attention(q, k, v, spans, attn.num_heads, attn.scaling,
+                         buffers("context", x.size(1)))
     x = run(context, attn.out_proj.weight, attn.out_proj.bias, residual=residual)
     if not pre:
         x = layer.self_attn_layer_norm(x)
     residual = x
     h = layer.final_layer_norm(x) if pre else x
     relu = layer.activation_fn is F.relu
-    h = run(h, layer.fc1.weight, layer.fc1.bias, relu=relu)
-    if not relu:
+    h = run(h, layer.fc1.weight, layer.fc1.bias, relu=relu,
+            out=buffers("ffn", layer.fc1.out_features))
+    if not relu and h.dtype == torch.float32:
+        torch.ops.aten.gelu_(h)  # what fairseq's gelu and F.gelu compute in float32, in place
+    elif not relu:
         h = layer.activation_fn(h)
     x = run(h, layer.fc2.weight, layer.fc2.bias, residual=residual)
     if not pre:
@@ -134,11 +159,11 @@ def _layer(layer: nn.Module, x: Tensor, spans, run) -> Tensor:
     return x
 
 
-def _attention(q: Tensor, k: Tensor, v: Tensor, spans, heads: int, scaling: float) -> Tensor:
-    """Each sentence's self-attention over its own rows: q, k, v [T, C] (views) -> [T, C]."""
-    total, dim = q.shape
-    context = q.new_empty(total, dim)
-    head_dim = dim // heads
+def _attention(q: Tensor, k: Tensor, v: Tensor, spans, heads: int, scaling: float,
+               context: Tensor) -> Tensor:
+    """Each sentence's self-attention over its own rows: q, k, v [T, C] (views) -> context
+    [T, C]."""
+    head_dim = q.size(1) // heads
     for start, length in spans:
         if length == 0:
             continue
