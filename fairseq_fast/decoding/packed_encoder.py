@@ -12,8 +12,8 @@ groups: unpadded_encoder.py). Here the same layers run as
                each sentence's own rows: softmax(q k^T * scaling) v   torch's attention
                tokens = (ctx W_o^T + b) + residual, layer norm, feed-forward likewise
 
-The linears, nearly all of the arithmetic, are the small-matrix kernel's (small_gemm.py), in
-calls of a few hundred rows, where it runs faster than F.linear on the CPUs measured; the kernel
+The linears, nearly all of the arithmetic, are the small-matrix kernel's (small_gemm.py, in
+C calls of a few hundred rows), which runs faster than F.linear on the CPUs measured; the kernel
 sums each output row in one fixed order whatever the other rows of its call are. The attention of
 a sentence reads only that sentence's rows. So a sentence's encoding does not depend on the
 other sentences of its batch nor on their padding, bit for bit; it differs from fairseq's in the
@@ -36,16 +36,9 @@ from fairseq_fast.decoding.model_gate import layerdrop_draws
 from fairseq_fast.decoding.unpadded_encoder import encoder_output
 
 
-# Rows of one kernel call. The kernel runs each weight block over all the rows of its call a
-# chunk of k at a time; with thousands of rows that chunk of the input no longer stays in the
-# core's cache, and the call slows down. Each output row is summed in the same order however
-# the rows are split, so the split changes no bit.
-ROWS_PER_CALL = 320
-
-
 class _Kernel:
-    """The layers' linears on the small-matrix kernel, in calls of at most ROWS_PER_CALL rows
-    (the weights packed once, in the PackedLinear cache the fused layers share)."""
+    """The layers' linears on the small-matrix kernel, whatever the row count (the weights
+    packed once, in the PackedLinear cache the fused layers share)."""
 
     def __init__(self, linear):
         self.linear = linear
@@ -53,16 +46,8 @@ class _Kernel:
     def __call__(self, x: Tensor, weight: Tensor, bias: Optional[Tensor],
                  residual: Optional[Tensor] = None, relu: bool = False,
                  out: Optional[Tensor] = None) -> Tensor:
-        packed = self.linear.packed(weight, "kernel")
-        rows = x.size(0)
-        if rows <= ROWS_PER_CALL:
-            return small_gemm.linear(x, packed, bias, residual, relu, out=out)
-        y = x.new_empty(rows, packed.out_features) if out is None else out
-        for first in range(0, rows, ROWS_PER_CALL):
-            part = slice(first, first + ROWS_PER_CALL)
-            small_gemm.linear(x[part], packed, bias, None if residual is None else residual[part],
-                              relu, out=y[part])
-        return y
+        return small_gemm.linear(x, self.linear.packed(weight, "kernel"), bias, residual, relu,
+                                 out=out)
 
     def stacked(self, x: Tensor, weights: List[Tensor], biases: List[Optional[Tensor]],
                 out: Optional[Tensor] = None):

@@ -100,14 +100,21 @@ def pack(weight: Tensor, level: Optional[str] = None) -> Packed:
     return Packed(data, out, inp, _finite=bool(flags & 2))
 
 
+# Rows of one C call. The kernel runs each weight block over all the rows of its call a chunk
+# of k at a time; with thousands of rows that chunk of the input no longer stays in the core's
+# cache, and the call slows down. Each output row is summed in the same order however the rows
+# are split, so the split changes no bit.
+ROWS_PER_CALL = 320
+
+
 def linear(x: Tensor, packed: Packed, bias: Optional[Tensor] = None,
            residual: Optional[Tensor] = None, relu: bool = False,
            out: Optional[Tensor] = None) -> Tensor:
     """x [..., in] float32 on CPU -> [..., out] = x W^T + bias (+ residual [..., out])
-    (then relu): the same bits as those torch ops applied one after another. Written into
-    `out` where it is a contiguous float32 tensor of the result's shape that overlaps none of
-    the inputs (a buffer reused from step to step: a fresh output of many MiB costs page faults),
-    else into a new tensor."""
+    (then relu): the same bits as those torch ops applied one after another, in C calls of at
+    most ROWS_PER_CALL rows. Written into `out` where it is a contiguous float32 tensor of the
+    result's shape that overlaps none of the inputs (a buffer reused from step to step: a fresh
+    output of many MiB costs page faults), else into a new tensor."""
     x = x.contiguous()
     rows = x.numel() // packed.in_features
     shape = x.shape[:-1] + (packed.out_features,)
@@ -124,8 +131,13 @@ def linear(x: Tensor, packed: Packed, bias: Optional[Tensor] = None,
     if residual is not None:
         residual = residual.detach().expand(y.shape).contiguous()
         residual_ptr = residual.data_ptr()
-    fn(x.data_ptr(), rows, packed.in_features, packed.data.data_ptr(), bias_ptr, y.data_ptr(),
-       packed.out_features, residual_ptr, int(relu), torch.get_num_threads())
+    width_in, width_out = packed.in_features * 4, packed.out_features * 4  # bytes a row
+    for first in range(0, rows, ROWS_PER_CALL):
+        n = min(ROWS_PER_CALL, rows - first)
+        fn(x.data_ptr() + first * width_in, n, packed.in_features, packed.data.data_ptr(),
+           bias_ptr, y.data_ptr() + first * width_out, packed.out_features,
+           None if residual_ptr is None else residual_ptr + first * width_out, int(relu),
+           torch.get_num_threads())
     return y
 
 
