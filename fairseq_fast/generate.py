@@ -593,6 +593,12 @@ def agree(job, ranks, statuses):
     plan = ranks.receive("plan")
     ranks.load_who()
     folder = chunks.WorkFolder(plan["work_dir"])
+    # set before "go": rank 0 may record chunks before a slower rank has read "go", and a Ctrl-C
+    # then may reach that rank first
+    total = len(plan["chunks"])
+    resume = "" if plan["output"] or job.args.work_dir else f" --work-dir {folder.path}"
+    ranks.note = lambda: (f"; {len(folder.done())} of {total} chunks are recorded in "
+                          f"{folder.path}: the same command with --resume{resume} continues")
     try:
         seen = (folder.read_manifest() or {}).get("attempt") if ranks.rank else plan["attempt"]
     except Exception:  # noqa: BLE001 (an unreadable manifest is a folder this rank cannot see)
@@ -606,10 +612,6 @@ def agree(job, ranks, statuses):
                         "shared filesystem)", 2)
         ranks.publish("go", time.time())
     go = ranks.receive("go")
-    total = len(plan["chunks"])
-    resume = "" if plan["output"] or job.args.work_dir else f" --work-dir {folder.path}"
-    ranks.note = lambda: (f"; {len(folder.done())} of {total} chunks are recorded in "
-                          f"{folder.path}: the same command with --resume{resume} continues")
     return plan, folder, go
 
 

@@ -98,6 +98,39 @@ def test_ctrl_c_under_torchrun_is_one_line_every_time_and_the_job_resumes(tiny_p
     assert not (tmp_path / "work0").exists()
 
 
+def test_a_rank_still_waiting_for_go_already_names_the_work_folder(tmp_path):
+    """Rank 0 starts generating as soon as it publishes "go", and may record chunks before a
+    slower rank has read it; a Ctrl-C that this rank answers first must still say how to
+    resume."""
+    from types import SimpleNamespace
+
+    from fairseq_fast import generate
+
+    plan = {"work_dir": str(tmp_path), "chunks": [[0], [1], [2]], "output": None, "attempt": 1}
+    seen = []
+
+    class Rank1:
+        rank = 1
+        note = staticmethod(lambda: "")
+
+        def receive(self, name):
+            if name == "go":  # Ctrl-C here: the line this rank would print
+                seen.append("interrupted (Ctrl-C)" + self.note())
+                return 0.0
+            return plan
+
+        def load_who(self):
+            pass
+
+        def gather(self, name, value):
+            return [True, value]
+
+    job = SimpleNamespace(args=SimpleNamespace(work_dir=None))
+    generate.agree(job, Rank1(), None)
+    assert "the same command with --resume" in seen[0], seen
+    assert f"0 of 3 chunks are recorded in {tmp_path}" in seen[0], seen
+
+
 def test_a_ranks_forked_worker_leaves_the_signal_to_the_rank():
     """A data-loader worker is a fork of its rank and inherits the rank's signal handler (and its
     store connection): the handler does nothing there, where it would end the worker with the
